@@ -1,0 +1,60 @@
+// goro::detail spawn glue: type-erases a goroutine's callable without a heap
+// allocation. The callable is move-constructed into the top of the new
+// goroutine's own stack (the runtime reserves room above the first frame), so
+// spawning costs no malloc whatever the callable's size, up to a quarter of the
+// stack; larger callables fall back to the heap. Internal: not part of the API.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <new>
+#include <source_location>
+#include <type_traits>
+#include <utility>
+
+namespace goro::detail {
+
+struct G;
+
+// The goroutine body as the runtime sees it: `invoke` runs the callable stored
+// at `storage`, then `destroy` ends its lifetime. Both run on the goroutine.
+struct TaskVTable {
+  void (*invoke)(void* storage);
+  void (*destroy)(void* storage);
+};
+
+// Allocates a G with a stack of `stack_size` (0: default) and room for a
+// callable of `fn_size`/`fn_align`; *storage receives where to construct it.
+// Throws goro::SpawnError when no stack can be mapped.
+G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void** storage,
+         const std::source_location& where);
+// Frees a G whose callable failed to construct.
+void abandon_g(G* g) noexcept;
+// Sets the body and makes the G runnable (runnext of the current P, Go's newproc).
+void start_g(G* g, const TaskVTable* vt) noexcept;
+
+int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, int max_threads);
+
+template <class Fn>
+struct TaskOps {
+  static void invoke(void* p) { std::invoke(*static_cast<Fn*>(p)); }
+  static void destroy(void* p) { static_cast<Fn*>(p)->~Fn(); }
+  static constexpr TaskVTable vtable{&invoke, &destroy};
+};
+
+template <class F>
+void spawn(F&& fn, std::size_t stack_size, const std::source_location& where) {
+  using Fn = std::decay_t<F>;
+  static_assert(std::is_invocable_v<Fn&>, "goro::go needs a callable taking no arguments");
+  void* storage = nullptr;
+  G* g = new_g(stack_size, sizeof(Fn), alignof(Fn), &storage, where);
+  try {
+    ::new (storage) Fn(std::forward<F>(fn));
+  } catch (...) {
+    abandon_g(g);
+    throw;
+  }
+  start_g(g, &TaskOps<Fn>::vtable);
+}
+
+}  // namespace goro::detail

@@ -1,0 +1,119 @@
+// goro runtime: the public contract of the G/M/P scheduler.
+//
+// A goroutine is a function with its own stack, run by the runtime on one of
+// `maxprocs()` processors (Ps). Blocking goro operations (channel, mutex,
+// sleep, socket I/O) park the goroutine, never the thread. See DESIGN.md §3
+// and HACKING.md for the model; scheduler/sched.cpp opens with the essay.
+//
+// Thread-local state: a goroutine may resume on a different OS thread after
+// any goro call that can park or yield. `errno` and the C++ exception-handling
+// globals (std::current_exception inside a catch block) migrate with the
+// goroutine. Everything else thread-local does not: your own thread_locals,
+// OpenSSL's error queue (read ERR_get_error before any goro call), locale.
+//
+// Panics: an exception escaping a goroutine's function prints the goroutine's
+// id, where it was spawned and the exception's what(), then exits the process
+// with status 2, as an unrecovered Go panic does.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <source_location>
+#include <type_traits>
+#include <utility>
+
+#include "goro/detail/spawn.hpp"
+
+namespace goro {
+
+// Options for goro::run. Zero means "the default".
+struct Options {
+  // Number of Ps. 0: resolve like Go 1.25 (GOMAXPROCS env, CPU affinity, cgroup
+  // CPU limit); see config/maxprocs. A positive value is explicit and disables
+  // live updates.
+  int maxprocs = 0;
+  // Default goroutine stack size in bytes (rounded up to pages). 0: 64 KiB,
+  // or GORO_STACK_SIZE from the environment.
+  std::size_t stack_size = 0;
+  // Upper bound on OS threads the runtime may create (Go's SetMaxThreads).
+  int max_threads = 10000;
+};
+
+// Per-spawn options.
+struct SpawnOptions {
+  std::size_t stack_size = 0;  // 0: the runtime's default
+};
+
+// Starts the runtime, runs `main_fn` as the first goroutine, and returns after
+// it returns: its int result, or 0 for a void function. Goroutines still
+// parked when main returns are abandoned (their stacks are released without
+// unwinding, as a Go program's are at exit). One runtime per process at a time;
+// calling run from inside a goroutine is an error (std::logic_error).
+template <class F>
+int run(F&& main_fn, Options opts = {}) {
+  std::function<int()> body;
+  if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
+    body = [f = std::forward<F>(main_fn)]() mutable { f(); return 0; };
+  } else {
+    body = [f = std::forward<F>(main_fn)]() mutable { return static_cast<int>(f()); };
+  }
+  return detail::run_main(std::move(body), opts.maxprocs, opts.stack_size, opts.max_threads);
+}
+
+// Spawns a goroutine running `fn` (moved in). Must be called from a goroutine.
+// Throws goro::SpawnError (a std::system_error) when no stack can be had.
+template <class F>
+void go(F&& fn, std::source_location where = std::source_location::current()) {
+  detail::spawn(std::forward<F>(fn), 0, where);
+}
+template <class F>
+void go(SpawnOptions opts, F&& fn, std::source_location where = std::source_location::current()) {
+  detail::spawn(std::forward<F>(fn), opts.stack_size, where);
+}
+
+// Lets other goroutines run; the caller goes to the back of its P's queue.
+void yield();
+
+// Parks the calling goroutine for at least `d`.
+void sleep_for(std::chrono::nanoseconds d);
+void sleep_until(std::chrono::steady_clock::time_point t);
+
+// The current number of Ps.
+int maxprocs();
+
+// Live goroutines (spawned and not yet finished), including the main one.
+std::size_t num_goroutines();
+
+// A snapshot of the runtime's counters (monotonic since goro::run started
+// unless noted "now").
+struct RuntimeStats {
+  std::uint64_t goroutines = 0;       // now
+  std::uint64_t threads = 0;          // Ms created so far that have not exited (now)
+  std::uint64_t maxprocs = 0;         // now
+  std::uint64_t idle_procs = 0;       // now
+  std::uint64_t spinning_threads = 0; // now
+  std::uint64_t idle_threads = 0;     // now
+  std::uint64_t global_runq = 0;      // now
+  std::uint64_t spawns = 0;
+  std::uint64_t steals = 0;           // successful steal operations
+  std::uint64_t stolen_goroutines = 0;
+  std::uint64_t global_takes = 0;     // batches taken from the global queue
+  std::uint64_t parks = 0;            // goroutine parks
+  std::uint64_t m_parks = 0;          // M futex sleeps
+  std::uint64_t preempt_requests = 0; // goroutines flagged by sysmon for running > 10 ms
+  std::uint64_t netpoll_wakes = 0;    // goroutines readied by the poller
+  std::uint64_t handoffs = 0;         // Ps handed to another M (syscall / hog)
+  // Stacks: how many are guarded by the page-table guard (MADV_GUARD_INSTALL),
+  // by an mprotect'd guard page (costs 2 of vm.max_map_count each), or only by
+  // a canary checked at every switch (the map-count budget ran out).
+  std::uint64_t stacks_live = 0;
+  std::uint64_t stacks_guard_install = 0;
+  std::uint64_t stacks_guard_mprotect = 0;
+  std::uint64_t stacks_canary_only = 0;
+  std::int64_t map_count_budget_left = 0;  // mprotect guards still affordable; -1 if not needed
+};
+RuntimeStats stats();
+
+}  // namespace goro

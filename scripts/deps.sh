@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages goro needs, only those missing; quiet and
+# idempotent when everything is present. Sourced or run by run.sh / test.sh.
+set -euo pipefail
+
+GORO_PACKAGES=(
+  g++ clang cmake ninja-build pkg-config          # toolchain (clang: libFuzzer targets)
+  libclang-rt-14-dev                              # clang's sanitizer and fuzzer runtimes
+  node-llhttp                                     # HTTP/1.1 parser sources, built by our CMake
+  libssl-dev                                      # TLS (OpenSSL 3)
+  libfmt-dev                                      # formatting and logs
+  libcli11-dev libtoml11-dev                      # app configuration: flags and TOML files
+  nlohmann-json3-dev                              # JSON responses
+  googletest libgtest-dev libgmock-dev            # tests
+  libbenchmark-dev                                # micro-benchmarks
+  curl python3 procps                             # test clients and process tools
+  golang-go wrk nginx-light                       # load-test peers and client
+)
+
+missing=()
+for pkg in "${GORO_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "goro: installing missing packages: ${missing[*]}" >&2
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
