@@ -1,0 +1,3 @@
+module goro.dev/loadtest/peers/gomicro
+
+go 1.19
