@@ -55,7 +55,10 @@ template <class F>
 int run(F&& main_fn, Options opts = {}) {
   std::function<int()> body;
   if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
-    body = [f = std::forward<F>(main_fn)]() mutable { f(); return 0; };
+    body = [f = std::forward<F>(main_fn)]() mutable {
+      f();
+      return 0;
+    };
   } else {
     body = [f = std::forward<F>(main_fn)]() mutable { return static_cast<int>(f()); };
   }
@@ -89,22 +92,22 @@ std::size_t num_goroutines();
 // A snapshot of the runtime's counters (monotonic since goro::run started
 // unless noted "now").
 struct RuntimeStats {
-  std::uint64_t goroutines = 0;       // now
-  std::uint64_t threads = 0;          // Ms created so far that have not exited (now)
-  std::uint64_t maxprocs = 0;         // now
-  std::uint64_t idle_procs = 0;       // now
-  std::uint64_t spinning_threads = 0; // now
-  std::uint64_t idle_threads = 0;     // now
-  std::uint64_t global_runq = 0;      // now
+  std::uint64_t goroutines = 0;        // now
+  std::uint64_t threads = 0;           // Ms created so far that have not exited (now)
+  std::uint64_t maxprocs = 0;          // now
+  std::uint64_t idle_procs = 0;        // now
+  std::uint64_t spinning_threads = 0;  // now
+  std::uint64_t idle_threads = 0;      // now
+  std::uint64_t global_runq = 0;       // now
   std::uint64_t spawns = 0;
-  std::uint64_t steals = 0;           // successful steal operations
+  std::uint64_t steals = 0;  // successful steal operations
   std::uint64_t stolen_goroutines = 0;
-  std::uint64_t global_takes = 0;     // batches taken from the global queue
-  std::uint64_t parks = 0;            // goroutine parks
-  std::uint64_t m_parks = 0;          // M futex sleeps
-  std::uint64_t preempt_requests = 0; // goroutines flagged by sysmon for running > 10 ms
-  std::uint64_t netpoll_wakes = 0;    // goroutines readied by the poller
-  std::uint64_t handoffs = 0;         // Ps handed to another M (syscall / hog)
+  std::uint64_t global_takes = 0;      // batches taken from the global queue
+  std::uint64_t parks = 0;             // goroutine parks
+  std::uint64_t m_parks = 0;           // M futex sleeps
+  std::uint64_t preempt_requests = 0;  // goroutines flagged by sysmon for running > 10 ms
+  std::uint64_t netpoll_wakes = 0;     // goroutines readied by the poller
+  std::uint64_t handoffs = 0;          // Ps handed to another M (syscall / hog)
   // Stacks: how many are guarded by the page-table guard (MADV_GUARD_INSTALL),
   // by an mprotect'd guard page (costs 2 of vm.max_map_count each), or only by
   // a canary checked at every switch (the map-count budget ran out).

@@ -1,0 +1,4 @@
+// <goro/goro.hpp>: the runtime and its goroutine-aware synchronisation.
+#pragma once
+
+#include "goro/runtime.hpp"

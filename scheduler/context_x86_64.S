@@ -1,0 +1,56 @@
+// goro context switch, x86-64 System V. See context.hpp for the contract.
+//
+// Saved on the suspended stack, from the top down: the return address (pushed
+// by the caller's `call`), rbp rbx r12 r13 r14 r15, then 8 bytes holding the
+// SSE control/status word (MXCSR, 4 bytes) and the x87 control word (2 bytes).
+// Everything else is caller-saved under the ABI, so the compiler has already
+// spilled it. The stack pointer is stored to *save_sp and the new one loaded.
+
+#if defined(__x86_64__)
+    .text
+    .globl goro_ctx_switch
+    .type goro_ctx_switch,@function
+    .p2align 4
+goro_ctx_switch:
+    .cfi_startproc
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)          // *save_sp = rsp
+    movq %rsi, %rsp            // switch stacks
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .cfi_endproc
+    .size goro_ctx_switch,.-goro_ctx_switch
+
+// First code a new goroutine runs: goro_ctx_make left r12 = entry function.
+// The frame is marked as the outermost (undefined return address) so
+// unwinders, debuggers and exception propagation stop here.
+    .globl goro_ctx_trampoline
+    .type goro_ctx_trampoline,@function
+    .p2align 4
+goro_ctx_trampoline:
+    .cfi_startproc
+    .cfi_undefined rip
+    xorl %ebp, %ebp
+    andq $-16, %rsp
+    callq *%r12
+    ud2
+    .cfi_endproc
+    .size goro_ctx_trampoline,.-goro_ctx_trampoline
+#endif
+    .section .note.GNU-stack,"",@progbits

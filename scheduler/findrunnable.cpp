@@ -1,0 +1,459 @@
+// Finding work, spinning, and parking Ms (Go's findRunnable, stealWork,
+// wakep/startm/stopm; reference go-scheduler.md §2-5).
+//
+// ## find_runnable: the order of sources
+//   1. the P's expired timers (they ready Gs onto this P)
+//   2. every 61st schedtick: one G from the global queue (fairness)
+//   3. the local run queue: runnext, then the ring
+//   4. the global queue, a batch of min(len/maxprocs + 1, 128)
+//   5. the poller, non-blocking (one M at a time, and only if nobody blocks in it)
+//   6. stealing, if this M may spin: 4 passes over all Ps in a random order
+//      (a random start and a stride coprime with the P count visit each P once
+//      per pass); the last pass also runs other Ps' expired timers and may take
+//      a running P's runnext after a 3 µs grace
+//   7. give up the P: recheck the global queue under sched.lock; if the M was
+//      spinning, drop spinning and recheck every queue (below)
+//   8. block in the poller until the earliest timer (one M holds the poll
+//      token), or sleep on the M's futex until startm hands it a P.
+//
+// ## Spinning and the lost wake-up
+// An M is "spinning" while it looks for work without having found any. At
+// most half of the busy Ps have a spinner (2*nmspinning < maxprocs - npidle),
+// so idle Ms do not all burn CPU. Whoever makes work runnable calls wakep(),
+// which starts one spinner only if nobody spins and a P is idle.
+// The race: a spinner finds nothing and is about to sleep while a submitter
+// publishes work and sees nmspinning != 0 (so starts nobody). Both sides
+// therefore follow Go's protocol with a StoreLoad barrier in the middle:
+//   submitter: publish work; seq_cst fence; load nmspinning   (wakep)
+//   spinner:   nmspinning -= 1 (seq_cst);  seq_cst fence; recheck all queues
+// With both fences, at least one side sees the other's store: either the
+// submitter sees nmspinning == 0 after the decrement and starts a spinner, or
+// the spinner's recheck sees the work. (Release/acquire is not enough: it does
+// not order a store before a later load.) The last spinner to find work hands
+// the role on (reset_spinning calls wakep), so a burst of work fans out.
+// needspinning covers "found work but no idle P": the flag tells an M about
+// to give up its P to spin instead (Go #45867).
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "scheduler/debug.hpp"
+#include "scheduler/proc.hpp"
+
+namespace goro::detail {
+namespace {
+
+// Coprime strides for the random steal order (Go's randomOrder).
+std::vector<std::uint32_t>& steal_coprimes() {
+  static std::vector<std::uint32_t> coprimes;
+  return coprimes;
+}
+
+void become_spinning(M* m) {
+  m->spinning = true;
+  sched.nmspinning.fetch_add(1, std::memory_order_seq_cst);
+  sched.needspinning.store(0, std::memory_order_relaxed);
+}
+
+// Global queue get, sched.lock held (Go's globrunqget): the first G to run,
+// and up to n-1 more moved onto p's local queue.
+G* global_get_locked(P* p, std::int64_t max) {
+  std::int64_t size = sched.runq.size;
+  if (size == 0) return nullptr;
+  std::int64_t n = std::min<std::int64_t>(size, size / sched.gomaxprocs.load() + 1);
+  n = std::min<std::int64_t>(n, RunQueue::kSize / 2);
+  if (max > 0) n = std::min(n, max);
+  G* g = sched.runq.pop_front();
+  GQueue batch;
+  for (std::int64_t i = 1; i < n; ++i)
+    batch.push_back(sched.runq.pop_front());
+  sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+  sched.global_takes.fetch_add(1, std::memory_order_relaxed);
+  p->runq.put_batch(batch);
+  // put_batch only fails to place Gs if the ring is nearly full; give them back.
+  while (G* back = batch.pop_front()) {
+    sched.runq.push_front(back);
+  }
+  sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+  return g;
+}
+
+G* global_get(P* p, std::int64_t max) {
+  if (sched.runq_size.load(std::memory_order_relaxed) == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(sched.lock);
+  return global_get_locked(p, max);
+}
+
+// A G the poller made ready, if any, without blocking (step 5).
+G* poll_nonblocking() {
+  Poller* poller = sched.poller;
+  if (poller == nullptr || !poller->has_waiters()) return nullptr;
+  if (sched.lastpoll.load(std::memory_order_relaxed) == 0) return nullptr;  // someone blocks in it
+  if (sched.polling_net.exchange(true, std::memory_order_acquire)) return nullptr;
+  GQueue q;
+  poller->poll(0, q);
+  sched.polling_net.store(false, std::memory_order_release);
+  G* g = q.pop_front();
+  if (g != nullptr) {
+    sched.netpoll_wakes.fetch_add(static_cast<std::uint64_t>(q.size) + 1,
+                                  std::memory_order_relaxed);
+    g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+    inject_glist(q);
+  }
+  return g;
+}
+
+// Step 6. Returns a stolen G, or nullptr; *ran_timers when a victim's timers
+// ran (they may have readied Gs onto our queue); *timer_when is the earliest
+// pending timer seen.
+G* steal_work(M* m, bool* ran_timers, std::int64_t* timer_when) {
+  P* self = m->p;
+  const auto n = static_cast<std::uint32_t>(sched.allp.size());
+  const auto& coprimes = steal_coprimes();
+  std::int64_t now = nanotime();
+  for (int pass = 0; pass < 4; ++pass) {
+    const bool last = pass == 3;
+    std::uint32_t r = fastrand();
+    std::uint32_t pos = r % n;
+    std::uint32_t inc = coprimes[(r / n) % coprimes.size()];
+    for (std::uint32_t i = 0; i < n; ++i, pos = (pos + inc) % n) {
+      if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
+      P* victim = sched.allp[pos];
+      if (victim == self) continue;
+      if (last) {
+        std::int64_t due = victim->timers.next_when.load(std::memory_order_relaxed);
+        if (due <= now) {
+          due = victim->timers.run(now);
+          *ran_timers = true;
+          bool inherit;
+          if (G* g = self->runq.get(&inherit)) return g;
+        }
+        *timer_when = std::min(*timer_when, due);
+      }
+      PStatus st = victim->status.load(std::memory_order_relaxed);
+      if (st == PStatus::kIdle) continue;  // idle Ps have empty queues
+      if (G* g = self->runq.steal_from(victim->runq, last, st == PStatus::kRunning)) {
+        sched.steals.fetch_add(1, std::memory_order_relaxed);
+        sched.stolen.fetch_add(self->runq.size() + 1, std::memory_order_relaxed);
+        return g;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// After dropping the P: is any P's queue non-empty? (Go's checkRunqsNoP)
+bool any_runq_nonempty() {
+  for (P* p : sched.allp) {
+    if (!p->runq.empty()) return true;
+  }
+  return false;
+}
+
+std::int64_t earliest_timer() {
+  std::int64_t when = kNever;
+  for (P* p : sched.allp)
+    when = std::min(when, p->timers.next_when.load(std::memory_order_relaxed));
+  return when;
+}
+
+void run_all_timers(std::int64_t now) {
+  for (P* p : sched.allp) {
+    if (p->timers.next_when.load(std::memory_order_relaxed) <= now) p->timers.run(now);
+  }
+}
+
+// Park the M until startm hands it a P (or shutdown). Go's stopm.
+void stopm(M* m) {
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    if (sched.stopping.load(std::memory_order_relaxed)) return;
+    m->schedlink = sched.midle;
+    sched.midle = m;
+    ++sched.nmidle;
+  }
+  sched.m_parks.fetch_add(1, std::memory_order_relaxed);
+  m->park.sleep();
+  if (m->nextp != nullptr) {
+    acquirep(m, m->nextp);
+    m->nextp = nullptr;
+  }
+}
+
+// Blocks in the poller until I/O or `until` (step 8). Returns a G to run, or
+// nullptr; on return m may or may not hold a P.
+G* poll_blocking(M* m, std::int64_t until, bool was_spinning) {
+  Poller* poller = sched.poller;
+  std::int64_t now = nanotime();
+  sched.poll_until.store(until == kNever ? 0 : until, std::memory_order_relaxed);
+  std::int64_t delay = until == kNever ? -1 : std::max<std::int64_t>(0, until - now);
+  GQueue q;
+  poller->poll(delay, q);
+  now = nanotime();
+  sched.poll_until.store(0, std::memory_order_relaxed);
+  sched.lastpoll.store(now, std::memory_order_release);
+  P* p;
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    p = pidleget_locked();
+  }
+  for (G* g = q.head; g != nullptr; g = g->schedlink) {
+    g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+  }
+  sched.netpoll_wakes.fetch_add(static_cast<std::uint64_t>(q.size), std::memory_order_relaxed);
+  if (p == nullptr) {
+    inject_glist(q);
+    return nullptr;
+  }
+  acquirep(m, p);
+  run_all_timers(now);
+  if (G* g = q.pop_front()) {
+    inject_glist(q);
+    return g;
+  }
+  if (was_spinning) become_spinning(m);
+  return nullptr;
+}
+
+// Steps 7-8: give up the P, recheck, block. Returns a G (with a P held) or
+// nullptr to restart find_runnable (with or without... always with a P, or
+// stopping).
+G* release_and_block(M* m, std::int64_t poll_until) {
+  P* p = m->p;
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
+    if (G* g = global_get_locked(p, 0)) return g;
+    if (!m->spinning && sched.needspinning.load(std::memory_order_relaxed) == 1) {
+      become_spinning(m);
+      return nullptr;
+    }
+    m->p = nullptr;
+    p->m = nullptr;
+    pidleput_locked(p);
+  }
+  const bool was_spinning = m->spinning;
+  if (was_spinning) {
+    // The decrement-then-recheck half of the protocol (see the essay).
+    m->spinning = false;
+    sched.nmspinning.fetch_sub(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    bool work = sched.runq_size.load(std::memory_order_relaxed) > 0 || any_runq_nonempty();
+    if (work) {
+      std::lock_guard<std::mutex> lock(sched.lock);
+      if (P* p2 = pidleget_locked()) {
+        acquirep(m, p2);
+        become_spinning(m);
+        return nullptr;
+      }
+      sched.needspinning.store(1, std::memory_order_relaxed);
+    }
+  }
+  poll_until = std::min(poll_until, earliest_timer());
+  Poller* poller = sched.poller;
+  bool want_poll = poller != nullptr && (poller->has_waiters() || poll_until != kNever);
+  if (want_poll && sched.lastpoll.exchange(0, std::memory_order_acq_rel) != 0) {
+    return poll_blocking(m, poll_until, was_spinning);
+  }
+  if (poll_until != kNever && poller != nullptr) {
+    // Another M holds the poll token; make sure it wakes for our timer.
+    std::int64_t pu = sched.poll_until.load(std::memory_order_relaxed);
+    if (pu == 0 || pu > poll_until) poller->wake();
+  }
+  stopm(m);
+  return nullptr;
+}
+
+}  // namespace
+
+void reset_steal_order(std::uint32_t n) {
+  auto& c = steal_coprimes();
+  c.clear();
+  for (std::uint32_t i = 1; i <= n; ++i) {
+    if (std::gcd(i, n) == 1) c.push_back(i);
+  }
+}
+
+G* find_runnable(M* m, bool* inherit) {
+  for (;;) {
+    *inherit = false;
+    if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
+    P* p = m->p;
+    if (p == nullptr) {  // woken without a P (should not happen outside shutdown)
+      stopm(m);
+      continue;
+    }
+    std::int64_t now = nanotime();
+    std::int64_t poll_until = kNever;
+    if (p->timers.next_when.load(std::memory_order_relaxed) <= now) poll_until = p->timers.run(now);
+    if (p->schedtick.load(std::memory_order_relaxed) % 61 == 0) {
+      if (G* g = global_get(p, 1)) return g;
+    }
+    if (G* g = p->runq.get(inherit)) return g;
+    if (G* g = global_get(p, 0)) return g;
+    if (G* g = poll_nonblocking()) return g;
+    const int busy = sched.gomaxprocs.load() - sched.npidle.load();
+    if (m->spinning || 2 * sched.nmspinning.load() < busy) {
+      if (!m->spinning) become_spinning(m);
+      bool ran_timers = false;
+      if (G* g = steal_work(m, &ran_timers, &poll_until)) return g;
+      if (ran_timers) continue;
+    }
+    if (G* g = release_and_block(m, poll_until)) return g;
+  }
+}
+
+void reset_spinning(M* m) {
+  m->spinning = false;
+  sched.nmspinning.fetch_sub(1, std::memory_order_seq_cst);
+  // The last spinner found work: hand the role on, so more work fans out.
+  wakep();
+}
+
+void runq_put(P* p, G* g, bool next) {
+  GQueue spill;
+  if (p->runq.put(g, next, &spill)) global_put_batch(spill);
+}
+
+void global_put(G* g) {
+  std::lock_guard<std::mutex> lock(sched.lock);
+  sched.runq.push_back(g);
+  sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+}
+
+void global_put_batch(GQueue& q) {
+  std::lock_guard<std::mutex> lock(sched.lock);
+  sched.runq.append(q);
+  sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+}
+
+void acquirep(M* m, P* p) {
+  GORO_CHECK(p->m == nullptr, "sched: acquirep of a P owned by another M");
+  m->p = p;
+  p->m = m;
+  p->status.store(PStatus::kRunning, std::memory_order_relaxed);
+}
+
+P* pidleget_locked() {
+  P* p = sched.pidle;
+  if (p == nullptr) return nullptr;
+  sched.pidle = p->link;
+  p->link = nullptr;
+  sched.npidle.fetch_sub(1, std::memory_order_relaxed);
+  wake_sysmon_locked();
+  return p;
+}
+
+void pidleput_locked(P* p) {
+  GORO_CHECK(p->runq.empty(), "sched: idle P with a non-empty run queue");
+  p->status.store(PStatus::kIdle, std::memory_order_relaxed);
+  p->running_g.store(nullptr, std::memory_order_relaxed);
+  p->link = sched.pidle;
+  sched.pidle = p;
+  sched.npidle.fetch_add(1, std::memory_order_relaxed);
+}
+
+void startm(P* p, bool spinning) {
+  M* m = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    if (p == nullptr) {
+      p = pidleget_locked();
+      if (p == nullptr) return;
+    }
+    m = sched.midle;
+    if (m != nullptr) {
+      sched.midle = m->schedlink;
+      --sched.nmidle;
+    }
+  }
+  if (m == nullptr) {
+    newm(p, spinning);
+    return;
+  }
+  m->spinning = spinning;
+  m->nextp = p;
+  m->park.wake();
+}
+
+void wakep() {
+  // StoreLoad: the caller has just published work; see the essay.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sched.nmspinning.load(std::memory_order_relaxed) != 0) return;
+  if (sched.npidle.load(std::memory_order_relaxed) == 0) {
+    // Nobody to wake; tell an M about to give up its P to spin instead.
+    if (sched.needspinning.load(std::memory_order_relaxed) == 0) {
+      sched.needspinning.store(1, std::memory_order_relaxed);
+    }
+    return;
+  }
+  int zero = 0;
+  if (!sched.nmspinning.compare_exchange_strong(zero, 1)) return;
+  P* p;
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    p = pidleget_locked();
+    if (p == nullptr) {
+      sched.needspinning.store(1, std::memory_order_relaxed);
+      sched.nmspinning.fetch_sub(1);
+      return;
+    }
+  }
+  startm(p, true);
+}
+
+void inject_glist(GQueue& q) {
+  if (q.empty()) return;
+  for (G* g = q.head; g != nullptr; g = g->schedlink) {
+    g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+  }
+  M* m = current_m();
+  if (m == nullptr || m->p == nullptr) {
+    std::int64_t n = q.size;
+    global_put_batch(q);
+    for (std::int64_t i = 0; i < n && sched.npidle.load(std::memory_order_relaxed) > 0; ++i) {
+      startm(nullptr, false);
+    }
+    return;
+  }
+  // One G per idle P goes global, and those Ps get an M; the rest stay local.
+  std::int64_t idle = std::min<std::int64_t>(sched.npidle.load(std::memory_order_relaxed), q.size);
+  if (idle > 0) {
+    GQueue global;
+    for (std::int64_t i = 0; i < idle; ++i)
+      global.push_back(q.pop_front());
+    global_put_batch(global);
+    for (std::int64_t i = 0; i < idle; ++i)
+      startm(nullptr, false);
+  }
+  m->p->runq.put_batch(q);
+  if (!q.empty()) global_put_batch(q);
+  wakep();
+}
+
+void wake_netpoller(std::int64_t when) {
+  if (sched.lastpoll.load(std::memory_order_acquire) == 0) {
+    std::int64_t pu = sched.poll_until.load(std::memory_order_relaxed);
+    if (pu == 0 || pu > when) sched.poller->wake();
+  } else {
+    wakep();
+  }
+}
+
+void stop_the_world_wake_all() {
+  std::vector<M*> idle;
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    sched.stopping.store(true, std::memory_order_seq_cst);
+    for (M* m = sched.midle; m != nullptr; m = m->schedlink)
+      idle.push_back(m);
+    sched.midle = nullptr;
+    sched.nmidle = 0;
+  }
+  for (M* m : idle)
+    m->park.wake();
+  if (sched.poller != nullptr) sched.poller->wake();
+  wake_sysmon();
+}
+
+}  // namespace goro::detail

@@ -1,0 +1,61 @@
+// G, the goroutine: a stack, a saved context and a state (DESIGN.md §3).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <source_location>
+
+#include "goro/detail/park.hpp"
+#include "goro/detail/spawn.hpp"
+#include "scheduler/stack.hpp"
+
+namespace goro::detail {
+
+struct M;
+
+enum class GStatus : std::uint32_t {
+  kIdle = 0,      // allocated, not yet started, or on a free list
+  kRunnable = 1,  // in a run queue
+  kRunning = 2,   // on an M
+  kWaiting = 4,   // parked (wait_reason says why)
+  kDead = 6,      // finished, its G and stack not yet recycled
+};
+const char* gstatus_string(GStatus s) noexcept;
+
+// A saved execution context and what the sanitizers need to know about it.
+struct Context {
+  void* sp = nullptr;                  // saved stack pointer while suspended
+  const void* stack_bottom = nullptr;  // ASan: lowest address of the stack
+  std::size_t stack_size = 0;          // ASan
+  void* asan_fake_stack = nullptr;     // ASan: fake-stack handle saved at switch-out
+  void* tsan_fiber = nullptr;          // TSan fiber of this context
+};
+
+struct G {
+  Context ctx;
+  Stack stack;
+  std::uint64_t id = 0;
+  // Written by the M that owns the G's current transition (spawn, park,
+  // ready, execute); read racily by dumps and sysmon, hence atomic.
+  std::atomic<GStatus> status{GStatus::kIdle};
+  WaitReason wait_reason = WaitReason::kNone;
+  // Intrusive link for GQueue (global queue, batches, free lists). Owned by
+  // whoever holds the queue the G is in.
+  G* schedlink = nullptr;
+  // The body, constructed at the top of the stack (see spawn.hpp).
+  const TaskVTable* task = nullptr;
+  void* task_storage = nullptr;
+  std::source_location spawned_at;
+  // Migrating thread state: saved when the G switches out, restored when it
+  // switches in (see runtime.hpp "Thread-local state").
+  int saved_errno = 0;
+  void* eh_globals[2] = {nullptr, nullptr};
+  // Set by sysmon when the G has run for more than 10 ms; honoured at the
+  // next runtime entry (cooperative preemption).
+  std::atomic<bool> preempt{false};
+  M* last_m = nullptr;         // the M it last ran on (debug migration)
+  std::int64_t park_time = 0;  // nanotime() when it parked (dumps)
+  G* alllink = nullptr;        // all Gs ever allocated (sched.allg), for dumps and teardown
+};
+
+}  // namespace goro::detail

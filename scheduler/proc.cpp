@@ -1,0 +1,356 @@
+// Runtime lifecycle: goro::run, goroutine creation and recycling, M creation,
+// teardown, and the public queries (maxprocs, num_goroutines, stats).
+//
+// ## Lifetime of a runtime
+// goro::run turns the calling thread into M0, creates the Ps, the poller and
+// sysmon, queues main_fn as the first goroutine and enters the scheduling
+// loop. When main_fn returns, the runtime stops like a Go program exits:
+// `stopping` is set, every idle M and the poller are woken, and each M leaves
+// its loop at its next scheduling point. M0 then joins the other threads and
+// frees every G and stack, including those of goroutines still parked (they
+// are abandoned without unwinding, as in Go). A goroutine that never reaches a
+// scheduling point keeps its M, and goro::run waits for it.
+//
+// ## G recycling
+// A dead G keeps its stack and goes on its P's free list (up to 64; beyond
+// that half move to a global list), so a spawn usually costs no mmap, no
+// malloc and no lock. Gs are never freed before teardown: sched.allg lists
+// every G ever made, for dumps and for teardown.
+#include <fmt/core.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <system_error>
+
+#include "goro/runtime.hpp"
+#include "scheduler/debug.hpp"
+#include "scheduler/proc.hpp"
+#include "scheduler/switch.hpp"
+
+namespace goro::detail {
+namespace {
+
+constexpr std::size_t kDefaultStack = 64 * 1024;
+constexpr std::int64_t kLocalFreeMax = 64;
+
+StackPool* g_stacks = nullptr;
+std::atomic<bool> g_running{false};
+
+// Dead Gs beyond the per-P caches (sched.lock).
+GQueue g_free_global;
+
+std::size_t resolve_stack_size(std::size_t requested) {
+  if (requested != 0) return requested;
+  if (const char* env = std::getenv("GORO_STACK_SIZE")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0' && v >= 16 * 1024) return static_cast<std::size_t>(v);
+    std::fprintf(stderr, "goro: GORO_STACK_SIZE=%s is not a size >= 16384 bytes; using %zu\n", env,
+                 kDefaultStack);
+  }
+  return kDefaultStack;
+}
+
+G* gfree_get(P* p) {
+  if (p != nullptr) {
+    if (G* g = p->gfree.pop_front()) return g;
+  }
+  std::lock_guard<std::mutex> lock(sched.lock);
+  GQueue& q = g_free_global;
+  if (q.empty()) return nullptr;
+  // Refill the local cache with up to 32 (Go's gfget).
+  G* g = q.pop_front();
+  if (p != nullptr) {
+    for (int i = 0; i < 32 && !q.empty(); ++i)
+      p->gfree.push_back(q.pop_front());
+  }
+  return g;
+}
+
+void attach_stack(G* g, const Stack& s) {
+  g->stack = s;
+  g->ctx.stack_bottom = s.lo;
+  g->ctx.stack_size = s.size;
+}
+
+void m_start(M* m) {
+  set_current_m(m);
+#if defined(GORO_TSAN)
+  m->g0.tsan_fiber = __tsan_get_current_fiber();
+#endif
+  acquirep(m, m->nextp);
+  m->nextp = nullptr;
+  schedule_loop(m);
+  m->exited.store(true, std::memory_order_release);
+  set_current_m(nullptr);
+}
+
+}  // namespace
+
+StackPool& stack_pool() {
+  return *g_stacks;
+}
+
+void gfree_put(P* p, G* g) {
+  g->task = nullptr;
+  g->task_storage = nullptr;
+  g->wait_reason = WaitReason::kNone;
+  g->status.store(GStatus::kIdle, std::memory_order_relaxed);
+  if (!g->stack.pooled && g->stack.lo != nullptr) {
+    // Odd-sized stacks are not cached: give the memory back now.
+    stack_pool().release(g->stack);
+    attach_stack(g, Stack{});
+  }
+  p->gfree.push_back(g);
+  if (p->gfree.size >= kLocalFreeMax) {
+    GQueue half;
+    while (p->gfree.size > kLocalFreeMax / 2)
+      half.push_back(p->gfree.pop_front());
+    std::lock_guard<std::mutex> lock(sched.lock);
+    g_free_global.append(half);
+  }
+}
+
+G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void** storage,
+         const std::source_location& where) {
+  M* m = current_m();
+  if (m == nullptr || m->curg == nullptr) {
+    throw std::logic_error("goro::go called outside a goroutine (use goro::run first)");
+  }
+  maybe_preempt(m->curg);
+  m = current_m();
+  P* p = m->p;
+  const std::size_t want = stack_size == 0 ? sched.default_stack : stack_size;
+  G* g = want == sched.default_stack ? gfree_get(p) : nullptr;
+  if (g == nullptr) {
+    g = new G;
+#if defined(GORO_TSAN)
+    g->ctx.tsan_fiber = __tsan_create_fiber(0);
+#endif
+    std::lock_guard<std::mutex> lock(sched.allg_lock);
+    g->alllink = sched.allg;
+    sched.allg = g;
+  }
+  if (g->stack.lo == nullptr) {
+    Stack s;
+    if (!stack_pool().allocate(want, &s)) {
+      int err = errno;
+      gfree_put(p, g);
+      throw std::system_error(err, std::generic_category(),
+                              fmt::format("goro::go: cannot map a {}-byte goroutine stack", want));
+    }
+    attach_stack(g, s);
+  }
+  g->id = sched.next_goid.fetch_add(1, std::memory_order_relaxed);
+  g->spawned_at = where;
+  g->preempt.store(false, std::memory_order_relaxed);
+  g->saved_errno = 0;
+  g->eh_globals[0] = g->eh_globals[1] = nullptr;
+  g->ctx.asan_fake_stack = nullptr;
+  // The callable lives at the top of the stack, above the first frame.
+  char* top = g->stack.hi();
+  std::uintptr_t at = reinterpret_cast<std::uintptr_t>(top) - fn_size;
+  at &= ~(std::uintptr_t{fn_align} - 1);
+  at &= ~std::uintptr_t{15};
+  if (fn_size > g->stack.size / 4) {
+    // Too large for the stack: heap it (rare; a lambda capturing an array).
+    GORO_CHECK(fn_align <= kHeapTaskAlign, "sched: over-aligned goroutine callable");
+    void* heap = ::operator new (fn_size, std::align_val_t{kHeapTaskAlign});
+    *storage = heap;
+    g->task_storage = heap;
+    g->ctx.sp = ctx_make(top, &g_main);
+    return g;
+  }
+  *storage = reinterpret_cast<void*>(at);
+  g->task_storage = *storage;
+  g->ctx.sp = ctx_make(reinterpret_cast<void*>(at), &g_main);
+  return g;
+}
+
+void abandon_g(G* g) noexcept {
+  M* m = current_m();
+  gfree_put(m->p, g);
+}
+
+void start_g(G* g, const TaskVTable* vt) noexcept {
+  g->task = vt;
+  M* m = current_m();
+  P* p = m->p;
+  p->spawned.store(p->spawned.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+  runq_put(p, g, true);
+  wakep();
+}
+
+void newm(P* p, bool spinning) {
+  if (sched.mcount.load() >= sched.max_threads) {
+    std::fprintf(stderr,
+                 "goro: thread limit reached (Options::max_threads = %d); an idle P stays idle\n",
+                 sched.max_threads);
+  } else {
+    auto m = std::make_unique<M>();
+    M* raw = m.get();
+    raw->nextp = p;
+    raw->spinning = spinning;
+    {
+      std::lock_guard<std::mutex> lock(sched.lock);
+      raw->id = sched.allm.size();
+      sched.allm.push_back(std::move(m));
+    }
+    try {
+      raw->thread = std::thread([raw] { m_start(raw); });
+      sched.mcount.fetch_add(1);
+      return;
+    } catch (const std::system_error& e) {
+      std::fprintf(stderr, "goro: cannot create an OS thread: %s; an idle P stays idle\n",
+                   e.what());
+      raw->exited.store(true);
+    }
+  }
+  // Give the P back and undo the spinning count wakep took for us.
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    pidleput_locked(p);
+  }
+  if (spinning) sched.nmspinning.fetch_sub(1);
+}
+
+namespace {
+
+struct MainResult {
+  std::function<int()> body;
+  int result = 0;
+};
+
+void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
+  sched.default_stack = resolve_stack_size(stack_size);
+  sched.max_threads = max_threads > 0 ? max_threads : 10000;
+  if (maxprocs <= 0) maxprocs = resolve_initial_maxprocs();
+  g_stacks = new StackPool(sched.default_stack);
+  sched.gomaxprocs.store(maxprocs);
+  for (int i = 0; i < maxprocs; ++i) {
+    P* p = new P;
+    p->id = i;
+    sched.allp.push_back(p);
+  }
+  reset_steal_order(static_cast<std::uint32_t>(maxprocs));
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    for (int i = maxprocs - 1; i >= 1; --i)
+      pidleput_locked(sched.allp[i]);
+  }
+  sched.poller = netpoll_create();
+  sched.lastpoll.store(nanotime());
+}
+
+void teardown(M* m0) {
+  sysmon_stop();
+  std::vector<M*> ms;
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    for (auto& m : sched.allm)
+      ms.push_back(m.get());
+  }
+  for (M* m : ms) {
+    if (m->thread.joinable()) m->thread.join();
+  }
+  netpoll_destroy(sched.poller);
+  sched.poller = nullptr;
+  for (G* g = sched.allg; g != nullptr;) {
+    G* next = g->alllink;
+    if (g->stack.lo != nullptr) stack_pool().release(g->stack);
+#if defined(GORO_TSAN)
+    __tsan_destroy_fiber(g->ctx.tsan_fiber);
+#endif
+    delete g;
+    g = next;
+  }
+  for (P* p : sched.allp)
+    delete p;
+  delete g_stacks;
+  g_stacks = nullptr;
+  g_free_global = GQueue{};
+  delete m0;
+  set_current_m(nullptr);
+  // A fresh scheduler for the next goro::run in this process.
+  sched.~Sched();
+  new (&sched) Sched();
+}
+
+}  // namespace
+
+int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, int max_threads) {
+  if (current_m() != nullptr) throw std::logic_error("goro::run called from inside a goroutine");
+  if (g_running.exchange(true)) {
+    throw std::logic_error("goro::run: another runtime is already running in this process");
+  }
+  init_runtime(maxprocs, stack_size, max_threads);
+  M* m0 = new M;
+  set_current_m(m0);
+#if defined(GORO_TSAN)
+  m0->g0.tsan_fiber = __tsan_get_current_fiber();
+#endif
+  acquirep(m0, sched.allp[0]);
+  sched.mcount.store(1);
+  sysmon_start();
+
+  MainResult main{std::move(body)};
+  // The main goroutine: spawned by hand since there is no current G yet.
+  m0->curg = nullptr;
+  {
+    G* g = new G;
+#if defined(GORO_TSAN)
+    g->ctx.tsan_fiber = __tsan_create_fiber(0);
+#endif
+    g->alllink = sched.allg;
+    sched.allg = g;
+    Stack s;
+    if (!stack_pool().allocate(sched.default_stack, &s))
+      fatal("cannot map the main goroutine's stack");
+    attach_stack(g, s);
+    g->id = sched.next_goid.fetch_add(1);
+    g->spawned_at = std::source_location::current();
+    struct MainTask {
+      MainResult* r;
+      void operator()() const {
+        r->result = r->body();
+        stop_the_world_wake_all();
+      }
+    };
+    void* at = reinterpret_cast<void*>(
+        (reinterpret_cast<std::uintptr_t>(s.hi()) - sizeof(MainTask)) & ~std::uintptr_t{15});
+    new (at) MainTask{&main};
+    g->task_storage = at;
+    g->task = &TaskOps<MainTask>::vtable;
+    g->ctx.sp = ctx_make(at, &g_main);
+    sched.allp[0]->spawned.store(1);
+    g->status.store(GStatus::kRunnable);
+    runq_put(sched.allp[0], g, false);
+  }
+  schedule_loop(m0);
+  teardown(m0);
+  g_running.store(false);
+  return main.result;
+}
+
+}  // namespace goro::detail
+
+namespace goro {
+
+int maxprocs() {
+  return detail::sched.gomaxprocs.load(std::memory_order_relaxed);
+}
+
+std::size_t num_goroutines() {
+  using namespace detail;
+  std::int64_t n = sched.dead_p_spawned.load() - sched.dead_p_exited.load();
+  for (P* p : sched.allp) {
+    n += p->spawned.load(std::memory_order_relaxed) - p->exited.load(std::memory_order_relaxed);
+  }
+  return n < 0 ? 0 : static_cast<std::size_t>(n);
+}
+
+}  // namespace goro

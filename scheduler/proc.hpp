@@ -1,0 +1,60 @@
+// Internal entry points shared by the scheduler's files (sched.cpp,
+// findrunnable.cpp, proc.cpp, sysmon.cpp). Not a public interface.
+#pragma once
+
+#include "scheduler/sched.hpp"
+
+namespace goro::detail {
+
+// sched.cpp
+void mark_running(M* m, P* p, G* g, bool inherit);
+void land(M* m);
+void schedule_loop(M* m);
+void g_main();
+[[noreturn]] void goroutine_panic(G* g, const char* what);
+[[noreturn]] void exit_current();
+void yield_current();
+void preempt_current();
+
+// Cooperative preemption point: runtime entries that do not otherwise switch
+// call this; it yields to the global queue when sysmon asked (G::preempt).
+inline void maybe_preempt(G* g) {
+  if (__builtin_expect(g->preempt.load(std::memory_order_relaxed), 0)) preempt_current();
+}
+
+// findrunnable.cpp
+G* find_runnable(M* m, bool* inherit);
+void reset_spinning(M* m);
+void runq_put(P* p, G* g, bool next);
+void global_put(G* g);
+void global_put_batch(GQueue& q);
+void startm(P* p, bool spinning);
+void acquirep(M* m, P* p);
+P* pidleget_locked();
+void pidleput_locked(P* p);
+void stop_the_world_wake_all();
+
+void reset_steal_order(std::uint32_t n);
+
+// proc.cpp
+// Callables too large for the top of the stack are heap-allocated with this
+// alignment (g_main frees them after the body ends).
+inline constexpr std::size_t kHeapTaskAlign = 64;
+inline bool task_on_heap(const G* g) {
+  auto at = reinterpret_cast<const char*>(g->task_storage);
+  return at < g->stack.lo || at >= g->stack.hi();
+}
+int resolve_initial_maxprocs();
+void gfree_put(P* p, G* g);
+StackPool& stack_pool();
+// Creates an M (an OS thread) that starts with P p. Reports and gives the P
+// back when the thread limit or the OS refuses.
+void newm(P* p, bool spinning);
+
+// sysmon.cpp
+void sysmon_start();
+void sysmon_stop();
+void wake_sysmon();
+void wake_sysmon_locked();  // sched.lock held
+
+}  // namespace goro::detail

@@ -1,0 +1,80 @@
+// The per-P local run queue: Go's runq/runnext (reference go-scheduler.md §1).
+//
+// A 256-slot ring of G pointers with free-running 32-bit head and tail
+// counters. The owning P pushes at the tail and pops at the head; thieves on
+// other Ms take half the ring from the head with one CAS. `runnext` is a
+// one-slot fast lane for the goroutine just readied by the running one (a
+// channel partner, a new spawn): it runs next, sharing the time slice.
+//
+// Invariants:
+// - Only the owner writes `tail_` (plain store-release; others load-acquire).
+// - `head_` moves forward only, by CAS, by the owner or a thief.
+// - Only the owner stores a non-null G into `runnext_`; anyone may CAS it
+//   to null (Go: "while other P's may atomically CAS this to zero, only the
+//   owner P can CAS it to a valid G").
+// - Slots are std::atomic<G*> with relaxed access: a thief reads slots
+//   [h, h+n) before its CAS on head; the owner may concurrently refill a slot
+//   that the thief's CAS will then fail to claim, so the read may be stale
+//   but must not be a data race. The acquire load of tail_ (pairs with the
+//   owner's release store) makes the G's contents visible to the thief, and
+//   the CAS on head_ decides who owns each slot.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "scheduler/debug.hpp"
+
+namespace goro::detail {
+
+struct G;
+
+// An intrusive FIFO of Gs linked through G::schedlink (global queue, batches).
+struct GQueue {
+  G* head = nullptr;
+  G* tail = nullptr;
+  std::int64_t size = 0;
+  bool empty() const { return head == nullptr; }
+  void push_back(G* g);
+  void push_front(G* g);
+  void append(GQueue& other);
+  G* pop_front();
+};
+
+class RunQueue {
+ public:
+  static constexpr std::uint32_t kSize = 256;
+
+  // Owner only. Puts g in runnext (next=true; the displaced G goes to the
+  // tail) or at the tail. On a full ring, moves half of it plus g to `spill`
+  // (Go's runqputslow: 129 Gs) and returns true; the caller must hand the
+  // spill to the global queue.
+  bool put(G* g, bool next, GQueue* spill);
+  // Owner only. runnext first, then the head of the ring. *inherit is set when
+  // the G came from runnext (it shares the current time slice).
+  G* get(bool* inherit);
+  // Owner only. Puts as many of q's Gs as fit at the tail; the rest stay in q.
+  void put_batch(GQueue& q);
+  // Thief: moves the larger half of victim's ring into this (empty) ring and
+  // returns one G to run now, or nullptr. Takes victim's runnext only when
+  // steal_runnext and the ring is empty (after a 3 µs grace if victim_running).
+  G* steal_from(RunQueue& victim, bool steal_runnext, bool victim_running);
+  // Owner only: empties the queue into q (P destruction, shutdown).
+  void drain_to(GQueue& q);
+
+  // Any thread; a racy snapshot (may be stale by the time it returns).
+  bool empty() const;
+  std::uint32_t size() const;
+
+ private:
+  std::uint32_t grab(RunQueue& victim, std::uint32_t dst_tail, bool steal_runnext,
+                     bool victim_running);
+  bool put_slow(G* g, std::uint32_t h, std::uint32_t t, GQueue* spill);
+
+  alignas(64) std::atomic<std::uint32_t> head_{0};
+  alignas(64) std::atomic<std::uint32_t> tail_{0};
+  std::atomic<G*> runnext_{nullptr};
+  std::atomic<G*> slots_[kSize] = {};
+};
+
+}  // namespace goro::detail

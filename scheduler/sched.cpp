@@ -1,0 +1,322 @@
+// Goroutine scheduler
+//
+// goro multiplexes goroutines (G) onto OS threads (M) holding processors (P),
+// the model and the algorithms of Go's runtime (reference go-scheduler.md;
+// Go's proc.go "Goroutine scheduler" essay). Exactly maxprocs Ps exist; an M
+// must hold a P to run goroutines; a P owns a local run queue (runq.hpp), a
+// timer heap (timers.hpp) and a cache of dead Gs with their stacks.
+//
+// ## Where the scheduler runs
+// Each M has a g0 context: the OS thread's own stack, where the scheduling
+// loop (schedule_loop) and the slow search for work (find_runnable, in
+// findrunnable.cpp) run, and where an M sleeps. A goroutine that yields,
+// parks or exits does not always go through g0, though: if its own P has a
+// goroutine ready (runnext or the ring), it switches straight to it, one
+// switch instead of two. That is what keeps a yield or an unbuffered channel
+// hand-off at a few nanoseconds (issue 3 targets ~16 ns per yield).
+//
+// ## Switching directly between goroutines
+// The hazard of switching G1 -> G2 without passing through g0 is that G1 must
+// not become visible to other Ms (in a run queue, in a channel's wait queue
+// behind an unlocked lock) while its stack is still in use. So every switch
+// carries an after-switch action (M::after, AfterSwitch) that the *landing*
+// side runs, on the new stack, once G1's registers are saved: put G1 in the
+// run queue (yield), run its park commit (park: e.g. unlock the channel),
+// recycle it (exit). land() runs the action; every place that can resume
+// after a switch (the end of switch_away, the start of g_main, the g0 loop)
+// calls land() first.
+//
+// ## Time slices and fairness
+// p->schedtick counts non-inherited schedules (a G taken from runnext shares
+// its readier's slice, as in Go). Every 61st schedule looks at the global
+// queue first, so two goroutines re-spawning each other through runnext
+// cannot starve it. The direct-switch fast path steps aside for g0 on that
+// tick and whenever the P's earliest timer is due, so timers and the global
+// queue are served even on a P that never runs dry. 61 is Go's: a prime, so
+// the check does not fall into step with periodic workloads.
+//
+// ## Preemption (cooperative)
+// sysmon flags a goroutine that has held its P for 10 ms (G::preempt); the
+// next runtime entry that can switch (yield, spawn, park, channel and socket
+// fast paths via maybe_preempt) moves it to the global queue. A goroutine
+// that never enters the runtime is handled by the hog protocol of the
+// syscall-handoff work (sysmon.cpp).
+#include "scheduler/sched.hpp"
+
+#include <cxxabi.h>
+#include <fmt/core.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "goro/runtime.hpp"
+#include "scheduler/debug.hpp"
+#include "scheduler/proc.hpp"
+#include "scheduler/switch.hpp"
+
+namespace goro::detail {
+
+Sched sched;
+
+namespace {
+
+std::int64_t coarse_now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Saves the thread state that migrates with a goroutine (runtime.hpp).
+inline void save_thread_state(G* g) {
+  g->saved_errno = errno;
+  std::memcpy(g->eh_globals, abi::__cxa_get_globals(), sizeof g->eh_globals);
+}
+inline void restore_thread_state(G* g) {
+  std::memcpy(abi::__cxa_get_globals(), g->eh_globals, sizeof g->eh_globals);
+  errno = g->saved_errno;
+}
+
+// Picks the next G for a direct switch from a goroutine, or nullptr when the
+// slow path (g0, find_runnable) is due. See "Time slices and fairness".
+G* fast_next(P* p, bool* inherit) {
+  if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
+  if (p->schedtick.load(std::memory_order_relaxed) % 61 == 0 &&
+      sched.runq_size.load(std::memory_order_relaxed) > 0) {
+    return nullptr;
+  }
+  std::int64_t due = p->timers.next_when.load(std::memory_order_relaxed);
+  if (due != kNever && due <= coarse_now()) return nullptr;
+#if defined(GORO_SCHED_PERTURB)
+  if (fastrandn(8) == 0) return nullptr;  // debug: take the slow path at random
+#endif
+  return p->runq.get(inherit);
+}
+
+}  // namespace
+
+void mark_running(M* m, P* p, G* g, bool inherit) {
+  if (!inherit) {
+    p->schedtick.store(p->schedtick.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  g->status.store(GStatus::kRunning, std::memory_order_relaxed);
+  g->last_m = m;
+  m->curg = g;
+  p->running_g.store(g, std::memory_order_relaxed);
+}
+
+// Runs the after-switch action left by whoever switched to us (see the essay).
+void land(M* m) {
+  AfterSwitch action = m->after;
+  if (action == AfterSwitch::kNone) return;
+  m->after = AfterSwitch::kNone;
+  G* prev = m->after_g;
+  m->after_g = nullptr;
+  switch (action) {
+    case AfterSwitch::kRunqPut:
+      runq_put(m->p, prev, false);
+      break;
+    case AfterSwitch::kGlobalPut:
+      global_put(prev);
+      break;
+    case AfterSwitch::kCommit:
+      if (!m->after_commit(prev, m->after_arg)) {
+        // The park was cancelled: the G runs again next.
+        prev->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+        runq_put(m->p, prev, true);
+      }
+      break;
+    case AfterSwitch::kFree:
+      gfree_put(m->p, prev);
+      break;
+    case AfterSwitch::kNone:
+      break;
+  }
+}
+
+// Leaves the running goroutine `g` (whose after-switch action is already set)
+// for the next runnable one on this P, or for g0. Returns when g is resumed.
+static void switch_away(M* m, G* g, bool exiting) {
+  P* p = m->p;
+  if (g->stack.guard == GuardKind::kCanaryOnly) StackPool::check_canary(g->stack, g->id);
+  save_thread_state(g);
+  bool inherit = false;
+  G* next = fast_next(p, &inherit);
+  Context* to;
+  if (next != nullptr) {
+    mark_running(m, p, next, inherit);
+    to = &next->ctx;
+  } else {
+    m->curg = nullptr;
+    p->running_g.store(nullptr, std::memory_order_relaxed);
+    to = &m->g0;
+  }
+  switch_context(m, &g->ctx, to, exiting);
+  // Resumed, possibly on another M.
+  M* now = current_m();
+  finish_switch_sanitizers(now, &g->ctx);
+  restore_thread_state(g);
+  land(now);
+}
+
+void yield_current() {
+  M* m = current_m();
+  G* g = m->curg;
+  GORO_CHECK(g != nullptr, "sched: yield outside a goroutine");
+  g->preempt.store(false, std::memory_order_relaxed);
+  g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+  m->after = AfterSwitch::kRunqPut;
+  m->after_g = g;
+  switch_away(m, g, false);
+}
+
+void preempt_current() {
+  M* m = current_m();
+  G* g = m->curg;
+  g->preempt.store(false, std::memory_order_relaxed);
+  g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+  m->after = AfterSwitch::kGlobalPut;
+  m->after_g = g;
+  switch_away(m, g, false);
+}
+
+void park(WaitReason reason, ParkCommit commit, void* arg) {
+  M* m = current_m();
+  G* g = m->curg;
+  GORO_CHECK(g != nullptr, "sched: park outside a goroutine");
+  g->preempt.store(false, std::memory_order_relaxed);
+  g->wait_reason = reason;
+  g->park_time = nanotime();
+  g->status.store(GStatus::kWaiting, std::memory_order_relaxed);
+  sched.parks.fetch_add(1, std::memory_order_relaxed);
+  m->after = AfterSwitch::kCommit;
+  m->after_g = g;
+  m->after_commit = commit;
+  m->after_arg = arg;
+  switch_away(m, g, false);
+}
+
+[[noreturn]] void exit_current() {
+  M* m = current_m();
+  G* g = m->curg;
+  P* p = m->p;
+  p->exited.store(p->exited.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  g->status.store(GStatus::kDead, std::memory_order_relaxed);
+  m->after = AfterSwitch::kFree;
+  m->after_g = g;
+  switch_away(m, g, true);
+  fatal("sched: a dead goroutine was resumed");
+}
+
+void ready(G* g) noexcept {
+  GORO_CHECK(g->status.load(std::memory_order_relaxed) == GStatus::kWaiting,
+             "sched: ready of a goroutine that is not waiting");
+  g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+  M* m = current_m();
+  if (m != nullptr && m->p != nullptr) {
+    bool next = true;
+#if defined(GORO_SCHED_PERTURB)
+    next = fastrandn(2) == 0;  // debug: do not always favour the readied G
+#endif
+    runq_put(m->p, g, next);
+  } else {
+    global_put(g);
+  }
+  wakep();
+}
+
+G* current_g() noexcept {
+  M* m = current_m();
+  return m != nullptr ? m->curg : nullptr;
+}
+
+std::uint64_t goroutine_id(const G* g) noexcept {
+  return g != nullptr ? g->id : 0;
+}
+
+// Entry of every goroutine: the trampoline calls it on the fresh stack.
+void g_main() {
+  M* m = current_m();
+  G* g = m->curg;
+  finish_switch_sanitizers(m, &g->ctx);
+  restore_thread_state(g);
+  land(m);
+  try {
+    g->task->invoke(g->task_storage);
+  } catch (const std::exception& e) {
+    goroutine_panic(g, e.what());
+  } catch (...) {
+    goroutine_panic(g, "unknown exception (not derived from std::exception)");
+  }
+  g->task->destroy(g->task_storage);
+  if (task_on_heap(g)) ::operator delete (g->task_storage, std::align_val_t{kHeapTaskAlign});
+  exit_current();
+}
+
+void goroutine_panic(G* g, const char* what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "panic: %s\n\ngoroutine %llu [running]:\n\tspawned at %s:%u (%s)\n", what,
+               static_cast<unsigned long long>(g->id), g->spawned_at.file_name(),
+               static_cast<unsigned>(g->spawned_at.line()), g->spawned_at.function_name());
+  std::fprintf(stderr, "exit status 2\n");
+  std::fflush(stderr);
+  std::_Exit(2);
+}
+
+// The g0 loop of every M: find work, run it, repeat; returns at shutdown.
+void schedule_loop(M* m) {
+  for (;;) {
+    bool inherit = false;
+    G* g = find_runnable(m, &inherit);
+    if (g == nullptr) return;
+    if (m->spinning) reset_spinning(m);
+    P* p = m->p;
+    mark_running(m, p, g, inherit);
+    switch_context(m, &m->g0, &g->ctx, false);
+    finish_switch_sanitizers(m, &m->g0);
+    land(m);
+  }
+}
+
+}  // namespace goro::detail
+
+namespace goro {
+
+void yield() {
+  detail::M* m = detail::current_m();
+  if (m == nullptr || m->curg == nullptr) return;
+  detail::yield_current();
+}
+
+void sleep_for(std::chrono::nanoseconds d) {
+  sleep_until(std::chrono::steady_clock::now() + d);
+}
+
+void sleep_until(std::chrono::steady_clock::time_point t) {
+  using namespace detail;
+  std::int64_t when =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  if (when <= nanotime()) {
+    yield();
+    return;
+  }
+  G* g = current_g();
+  GORO_CHECK(g != nullptr, "sched: sleep outside a goroutine");
+  Timer timer;
+  timer.when = when;
+  timer.arg = g;
+  timer.fn = [](void* arg, std::uint64_t) { ready(static_cast<G*>(arg)); };
+  // The timer is started in the commit, once we are off our stack: it may fire
+  // on another M at once, and ready() requires us to be parked.
+  park(
+      WaitReason::kSleep,
+      [](G*, void* t) {
+        timer_start(static_cast<Timer*>(t));
+        return true;
+      },
+      &timer);
+}
+
+}  // namespace goro

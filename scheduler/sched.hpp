@@ -1,0 +1,136 @@
+// Internal scheduler state: M, P and the global Sched (DESIGN.md §3). The
+// essay on how they interact is at the top of sched.cpp.
+//
+// State is split by who may touch it:
+// - M fields are owned by the thread running the M, except where noted.
+// - P fields are owned by the M holding the P (p->m), except the run queue's
+//   thief side, the timer heap (own lock) and the atomics noted.
+// - Sched fields marked "(lock)" are guarded by sched.lock; the atomics are
+//   read without it by the fast paths, with the orders argued at each use.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "scheduler/futex.hpp"
+#include "scheduler/g.hpp"
+#include "scheduler/poller.hpp"
+#include "scheduler/runq.hpp"
+#include "scheduler/timers.hpp"
+
+namespace goro::detail {
+
+struct P;
+
+// Work to do right after a context switch, on the stack switched to (see
+// sched.cpp "Switching directly between goroutines").
+enum class AfterSwitch : std::uint8_t {
+  kNone,
+  kRunqPut,    // the previous G yielded: put it at the tail of this P's queue
+  kGlobalPut,  // the previous G was preempted: put it on the global queue
+  kCommit,     // the previous G parked: run its commit, resume it if that fails
+  kFree,       // the previous G exited: recycle it
+};
+
+struct M {
+  std::uint64_t id = 0;
+  Context g0;         // the thread's own stack, where the scheduler loop runs
+  G* curg = nullptr;  // the G running on this M, or nullptr on g0
+  P* p = nullptr;     // the P held, or nullptr
+  // Handed over by startm before wake(); read by the M after Note::sleep
+  // returns (the Note's release/acquire orders it).
+  P* nextp = nullptr;
+  bool spinning = false;  // counted in sched.nmspinning
+  Note park;
+  M* schedlink = nullptr;  // idle M list (lock)
+  std::thread thread;      // empty for M0 (the thread that called goro::run)
+  // After-switch action (see AfterSwitch), set before switching, run by the
+  // code that resumes on this M.
+  AfterSwitch after = AfterSwitch::kNone;
+  G* after_g = nullptr;
+  ParkCommit after_commit = nullptr;
+  void* after_arg = nullptr;
+  Context* switch_from = nullptr;  // ASan bookkeeping: the context switched away from
+  std::uint64_t rand_state = 0;
+  std::atomic<bool> exited{false};
+};
+
+enum class PStatus : std::uint32_t { kIdle = 0, kRunning = 1, kSyscall = 2, kDead = 4 };
+
+struct P {
+  int id = 0;
+  std::atomic<PStatus> status{PStatus::kIdle};
+  M* m = nullptr;  // owner M (written under ownership transfer)
+  RunQueue runq;
+  // Incremented on every non-inherited schedule; read by sysmon (hence
+  // atomic, relaxed: a stale read only delays a preemption flag by a tick).
+  std::atomic<std::uint32_t> schedtick{0};
+  // The G running on this P (nullptr on g0); written by the owner, read
+  // racily by sysmon to flag preemption (relaxed: advisory only).
+  std::atomic<G*> running_g{nullptr};
+  TimerHeap timers;
+  // Dead Gs with their stacks, for reuse by spawns on this P (owner only).
+  GQueue gfree;
+  // Goroutine accounting, owner-written (relaxed store of own value + 1);
+  // num_goroutines() sums spawned - exited over all Ps.
+  std::atomic<std::int64_t> spawned{0};
+  std::atomic<std::int64_t> exited{0};
+  P* link = nullptr;  // idle P list (lock)
+  // sysmon's private bookkeeping for preemption (sysmon thread only).
+  std::uint32_t sysmon_tick = 0;
+  std::int64_t sysmon_when = 0;
+};
+
+struct Sched {
+  std::mutex lock;
+  GQueue runq;                             // global run queue (lock)
+  std::atomic<std::int64_t> runq_size{0};  // mirror of runq.size for lock-free peeks
+  P* pidle = nullptr;                      // idle P stack (lock)
+  std::atomic<int> npidle{0};
+  M* midle = nullptr;  // idle M stack (lock)
+  int nmidle = 0;      // (lock)
+  std::atomic<int> nmspinning{0};
+  std::atomic<int> needspinning{0};
+  std::atomic<int> gomaxprocs{0};
+  std::vector<P*> allp;                  // fixed between resizes (written under STW)
+  std::vector<std::unique_ptr<M>> allm;  // (lock)
+  std::atomic<int> mcount{0};
+  int max_threads = 10000;
+  // Poll token (Go's sched.lastpoll): 0 while an M is blocked in poll, else
+  // the time of the last poll. poll_until: when that blocked poll will wake.
+  std::atomic<std::int64_t> lastpoll{1};
+  std::atomic<std::int64_t> poll_until{0};
+  std::atomic<bool> polling_net{false};  // one non-blocking poller at a time
+  Poller* poller = nullptr;
+  std::atomic<bool> stopping{false};
+  std::atomic<std::uint64_t> next_goid{1};
+  // All Gs ever allocated, for dumps and teardown (allg_lock).
+  std::mutex allg_lock;
+  G* allg = nullptr;
+  std::size_t default_stack = 0;
+  // Counters (relaxed; statistics only).
+  std::atomic<std::uint64_t> steals{0}, stolen{0}, global_takes{0}, parks{0}, m_parks{0},
+      preempt_requests{0}, netpoll_wakes{0}, handoffs{0};
+  std::atomic<std::int64_t> dead_p_spawned{0}, dead_p_exited{0};
+};
+
+extern Sched sched;
+
+// The M running on this thread. Immune to the compiler caching the TLS
+// address across a stack switch: see current.cpp.
+M* current_m() noexcept;
+void set_current_m(M* m) noexcept;
+
+// Ready a batch of Gs (poller output) onto run queues, waking idle Ps.
+void inject_glist(GQueue& q);
+// Runs expired timers of p; returns the next timer's when (or INT64_MAX).
+std::int64_t run_timers(P* p, std::int64_t now);
+void wakep();
+// Gives the poller a nudge if it sleeps past `when` (Go's wakeNetPoller).
+void wake_netpoller(std::int64_t when);
+
+}  // namespace goro::detail

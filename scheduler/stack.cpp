@@ -1,0 +1,211 @@
+// Goroutine stacks: see stack.hpp for the design.
+#include "scheduler/stack.hpp"
+
+#include <fmt/core.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "scheduler/debug.hpp"
+
+#if defined(GORO_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+namespace goro::detail {
+namespace {
+
+// Slots per arena: 4096 default stacks (256 MiB of address space at 64 KiB).
+constexpr std::size_t kSlotsPerArena = 4096;
+// Freed stacks kept committed for fast reuse; beyond this they are DONTNEED'd.
+constexpr std::size_t kWarmCache = 1024;
+// Mappings left alone for the rest of the process (malloc arenas, libraries,
+// thread stacks, sockets' mappings) when rationing mprotect guards.
+constexpr std::int64_t kMapCountReserve = 8192;
+
+std::int64_t read_long(const char* path, std::int64_t fallback) {
+  std::ifstream in(path);
+  std::int64_t v = 0;
+  return (in >> v) ? v : fallback;
+}
+
+std::int64_t current_map_count() {
+  std::ifstream in("/proc/self/maps");
+  std::int64_t n = 0;
+  std::string line;
+  while (std::getline(in, line))
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+StackPool::StackPool(std::size_t default_size)
+    : default_size_(default_size), page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))) {
+  const std::string guard = debug_option("stackguard");
+  if (guard == "mprotect") forced_ = 1;
+  if (guard == "canary") forced_ = 2;
+  if (forced_ != 0) guard_install_works_ = false;
+  // Each mprotect'd guard in the middle of an arena splits one mapping into
+  // three: two more map entries per stack.
+  std::int64_t limit = read_long("/proc/sys/vm/max_map_count", 65530);
+  mprotect_budget_ =
+      std::max<std::int64_t>(0, (limit - current_map_count() - kMapCountReserve) / 2);
+  if (forced_ == 2) mprotect_budget_ = 0;
+  stats_.mprotect_budget_left = mprotect_budget_;
+}
+
+StackPool::~StackPool() {
+  for (const Arena& a : arenas_)
+    munmap(a.base, a.bytes);
+}
+
+void StackPool::count(GuardKind g, int delta) {
+  stats_.live += delta;
+  switch (g) {
+    case GuardKind::kGuardInstall:
+      stats_.guard_install += delta;
+      break;
+    case GuardKind::kGuardMprotect:
+      stats_.guard_mprotect += delta;
+      break;
+    case GuardKind::kCanaryOnly:
+      stats_.canary_only += delta;
+      break;
+    case GuardKind::kNone:
+      break;
+  }
+}
+
+GuardKind StackPool::guard_page(char* page) {
+  if (guard_install_works_) {
+    if (madvise(page, page_, MADV_GUARD_INSTALL) == 0) return GuardKind::kGuardInstall;
+    guard_install_works_ = false;  // EINVAL on kernels before 6.13: stop trying
+  }
+  if (mprotect_budget_ > 0 && mprotect(page, page_, PROT_NONE) == 0) {
+    --mprotect_budget_;
+    stats_.mprotect_budget_left = mprotect_budget_;
+    return GuardKind::kGuardMprotect;
+  }
+  if (!canary_logged_) {
+    canary_logged_ = true;
+    std::fprintf(stderr,
+                 "goro: stack guard pages unavailable (vm.max_map_count budget spent); further "
+                 "goroutine stacks are protected by a canary only\n");
+  }
+  return GuardKind::kCanaryOnly;
+}
+
+bool StackPool::carve_slot(Stack* out) {
+  const std::size_t slot = default_size_ + page_;
+  if (bump_ == bump_end_) {
+    const std::size_t bytes = slot * kSlotsPerArena;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    arenas_.push_back({static_cast<char*>(p), bytes});
+    bump_ = static_cast<char*>(p);
+    bump_end_ = bump_ + bytes;
+  }
+  char* guard = bump_;
+  bump_ += slot;
+  out->lo = guard + page_;
+  out->size = default_size_;
+  out->pooled = true;
+  out->guard = guard_page(guard);
+  return true;
+}
+
+bool StackPool::map_own(std::size_t size, Stack* out) {
+  const std::size_t bytes = size + page_;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (p == MAP_FAILED) return false;
+  out->lo = static_cast<char*>(p) + page_;
+  out->size = size;
+  out->pooled = false;
+  // A guard at the very start of its own mapping splits nothing extra with
+  // mprotect (1 mapping becomes 2), but still spends map count; use the same
+  // rationing.
+  out->guard = guard_page(static_cast<char*>(p));
+  return true;
+}
+
+bool StackPool::allocate(std::size_t size, Stack* out) {
+  size = (size + page_ - 1) & ~(page_ - 1);
+  std::lock_guard<std::mutex> lock(mu_);
+  bool ok = false;
+  if (size == default_size_) {
+    if (!warm_.empty()) {
+      *out = warm_.back();
+      warm_.pop_back();
+      ok = true;
+    } else if (!cold_.empty()) {
+      *out = cold_.back();
+      cold_.pop_back();
+      ok = true;
+    } else {
+      ok = carve_slot(out);
+    }
+  } else {
+    ok = map_own(size, out);
+  }
+  if (!ok) {
+    errno = ENOMEM;
+    return false;
+  }
+  count(out->guard, 1);
+  if (out->guard == GuardKind::kCanaryOnly) {
+    *reinterpret_cast<std::uint64_t*>(out->lo) = kStackCanary;
+  }
+  return true;
+}
+
+void StackPool::release(const Stack& s) {
+#if defined(GORO_ASAN)
+  // Frames of the previous goroutine may have left poisoned redzones.
+  __asan_unpoison_memory_region(s.lo, s.size);
+#endif
+  std::lock_guard<std::mutex> lock(mu_);
+  count(s.guard, -1);
+  if (!s.pooled) {
+    if (s.guard == GuardKind::kGuardMprotect) ++mprotect_budget_;
+    stats_.mprotect_budget_left = mprotect_budget_;
+    munmap(s.lo - page_, s.size + page_);
+    return;
+  }
+  if (warm_.size() < kWarmCache) {
+    warm_.push_back(s);
+  } else {
+    madvise(s.lo, s.size, MADV_DONTNEED);
+    cold_.push_back(s);
+  }
+}
+
+StackPoolStats StackPool::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void StackPool::check_canary(const Stack& s, std::uint64_t goid) {
+  if (s.guard != GuardKind::kCanaryOnly) return;
+  if (*reinterpret_cast<const std::uint64_t*>(s.lo) != kStackCanary) {
+    std::fprintf(stderr,
+                 "goro: fatal: goroutine %llu overflowed its %zu-byte stack (canary overwritten; "
+                 "raise Options::stack_size or SpawnOptions::stack_size)\n",
+                 static_cast<unsigned long long>(goid), s.size);
+    std::abort();
+  }
+}
+
+}  // namespace goro::detail

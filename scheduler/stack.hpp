@@ -1,0 +1,95 @@
+// Goroutine stacks. Design (DESIGN.md §3 "Stacks"):
+//
+// A stack is a run of pages with a guard page below it, so an overflow faults
+// instead of silently corrupting a neighbour. Stacks of the default size are
+// carved from large MAP_NORESERVE arenas (one kernel mapping for thousands of
+// stacks) and are committed lazily: a parked goroutine that never went deep
+// costs one or two pages of RSS.
+//
+// The guard comes in three strengths, chosen per stack:
+//   1. kGuardInstall: madvise(MADV_GUARD_INSTALL) (Linux 6.13+) marks the page
+//      in the page tables without splitting the mapping: free in map count.
+//   2. kGuardMprotect: mprotect(PROT_NONE) splits the arena's mapping (+2 VMAs
+//      per stack). vm.max_map_count (65530 by default) bounds this, so these
+//      are rationed by a budget computed from the limit and current usage.
+//   3. kCanaryOnly: no guard page; a canary word at the bottom is checked at
+//      every switch away from the goroutine, and an overwrite aborts with a
+//      clear message. Used only when the budget is spent; counted in stats and
+//      logged once.
+// GORO_DEBUG=stackguard=mprotect|canary forces a weaker strength (tests).
+//
+// Freed default-size stacks go back to the pool: the first kWarmCache stay
+// committed for fast reuse, the rest are MADV_DONTNEED'd so memory returns to
+// the kernel while the slot and its guard stay in place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace goro::detail {
+
+enum class GuardKind : std::uint8_t { kNone, kGuardInstall, kGuardMprotect, kCanaryOnly };
+
+struct Stack {
+  char* lo = nullptr;    // lowest usable byte (just above the guard page)
+  std::size_t size = 0;  // usable bytes; the stack grows down from lo + size
+  GuardKind guard = GuardKind::kNone;
+  bool pooled = false;  // carved from an arena (default size) vs. its own mapping
+  char* hi() const { return lo + size; }
+};
+
+inline constexpr std::uint64_t kStackCanary = 0x676f726f5f535441ull;  // "goro_STA"
+
+struct StackPoolStats {
+  std::uint64_t live = 0;
+  std::uint64_t guard_install = 0;
+  std::uint64_t guard_mprotect = 0;
+  std::uint64_t canary_only = 0;
+  std::int64_t mprotect_budget_left = -1;
+};
+
+class StackPool {
+ public:
+  explicit StackPool(std::size_t default_size);
+  ~StackPool();
+  StackPool(const StackPool&) = delete;
+  StackPool& operator=(const StackPool&) = delete;
+
+  // Returns false (errno set) when no memory or mapping can be had.
+  bool allocate(std::size_t size, Stack* out);
+  void release(const Stack& s);
+  std::size_t default_size() const { return default_size_; }
+  StackPoolStats stats();
+
+  // Aborts the process if a canary-only stack's canary was overwritten.
+  static void check_canary(const Stack& s, std::uint64_t goid);
+
+ private:
+  bool carve_slot(Stack* out);
+  bool map_own(std::size_t size, Stack* out);
+  GuardKind guard_page(char* page);
+  void count(GuardKind g, int delta);
+
+  const std::size_t default_size_;
+  const std::size_t page_;
+  std::mutex mu_;
+  // Everything below is guarded by mu_.
+  struct Arena {
+    char* base;
+    std::size_t bytes;
+  };
+  std::vector<Arena> arenas_;
+  char* bump_ = nullptr;  // next never-used slot in the newest arena
+  char* bump_end_ = nullptr;
+  std::vector<Stack> warm_;  // freed, still committed
+  std::vector<Stack> cold_;  // freed, DONTNEED'd
+  bool guard_install_works_ = true;
+  std::int64_t mprotect_budget_ = 0;
+  bool canary_logged_ = false;
+  int forced_ = 0;  // GORO_DEBUG stackguard override: 0 none, 1 mprotect, 2 canary
+  StackPoolStats stats_;
+};
+
+}  // namespace goro::detail

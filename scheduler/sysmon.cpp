@@ -1,0 +1,184 @@
+// sysmon: the runtime's watchdog thread (Go's sysmon; reference §6d).
+//
+// sysmon runs on its own OS thread without a P, so it works even when every
+// P is busy or stuck. Each cycle it:
+//   - flags goroutines that have held their P for more than 10 ms without a
+//     schedule (G::preempt; honoured at the next runtime entry);
+//   - polls the network if nobody has for 10 ms (every P busy: the poller
+//     would otherwise starve);
+//   - prints the GORO_DEBUG=schedtrace line when due.
+// Its sleep starts at 20 µs and doubles after 50 idle cycles (~1 ms of doing
+// nothing) up to 10 ms, so a busy runtime is watched closely and a quiet one
+// cheaply. When every P is idle (and no trace is requested) it sleeps until
+// a P is taken again (pidleget wakes it), so an idle process burns no CPU.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "scheduler/debug.hpp"
+#include "scheduler/proc.hpp"
+
+namespace goro::detail {
+namespace {
+
+constexpr std::int64_t kMinDelay = 20'000;          // 20 µs
+constexpr std::int64_t kMaxDelay = 10'000'000;      // 10 ms
+constexpr std::int64_t kForcePreempt = 10'000'000;  // Go's forcePreemptNS
+constexpr std::int64_t kPollBackstop = 10'000'000;  // poll if nobody has for 10 ms
+constexpr std::int64_t kDeepSleepMax = 60'000'000'000;
+
+std::thread g_thread;
+Note g_note;
+std::atomic<bool> g_stop{false};
+std::atomic<bool> g_deep_sleep{false};  // Go's sched.sysmonwait (written under sched.lock)
+
+// Flags long-running goroutines. Returns true if it flagged any.
+bool retake(std::int64_t now) {
+  bool acted = false;
+  for (P* p : sched.allp) {
+    if (p->status.load(std::memory_order_relaxed) != PStatus::kRunning) continue;
+    std::uint32_t tick = p->schedtick.load(std::memory_order_relaxed);
+    if (tick != p->sysmon_tick) {
+      p->sysmon_tick = tick;
+      p->sysmon_when = now;
+      continue;
+    }
+    if (now - p->sysmon_when < kForcePreempt) continue;
+    G* g = p->running_g.load(std::memory_order_relaxed);
+    if (g != nullptr && !g->preempt.exchange(true, std::memory_order_relaxed)) {
+      sched.preempt_requests.fetch_add(1, std::memory_order_relaxed);
+      acted = true;
+    }
+    p->sysmon_when = now;
+  }
+  return acted;
+}
+
+void poll_backstop(std::int64_t now) {
+  Poller* poller = sched.poller;
+  if (poller == nullptr || !poller->has_waiters()) return;
+  std::int64_t last = sched.lastpoll.load(std::memory_order_relaxed);
+  if (last == 0 || last + kPollBackstop > now) return;
+  if (!sched.lastpoll.compare_exchange_strong(last, now)) return;
+  GQueue q;
+  poller->poll(0, q);
+  if (!q.empty()) {
+    sched.netpoll_wakes.fetch_add(static_cast<std::uint64_t>(q.size), std::memory_order_relaxed);
+    inject_glist(q);
+  }
+}
+
+void print_trace(std::int64_t since_start, bool detail);
+
+bool all_idle() {
+  return sched.npidle.load(std::memory_order_relaxed) == sched.gomaxprocs.load();
+}
+
+void loop() {
+  const long trace_ms = debug_option_long("schedtrace", 0);
+  const bool detail = debug_option_long("scheddetail", 0) == 1;
+  const std::int64_t start = nanotime();
+  std::int64_t last_trace = start - trace_ms * 1'000'000;
+  std::int64_t delay = kMinDelay;
+  int idle = 0;
+  while (!g_stop.load(std::memory_order_acquire)) {
+    if (idle == 0) {
+      delay = kMinDelay;
+    } else if (idle > 50) {
+      delay = std::min(delay * 2, kMaxDelay);
+    }
+    g_note.sleep(delay);
+    if (g_stop.load(std::memory_order_acquire)) break;
+    if (trace_ms <= 0 && all_idle()) {
+      bool sleep = false;
+      {
+        std::lock_guard<std::mutex> lock(sched.lock);
+        if (all_idle()) {
+          g_deep_sleep.store(true, std::memory_order_relaxed);
+          sleep = true;
+        }
+      }
+      if (sleep) {
+        g_note.sleep(kDeepSleepMax);
+        g_deep_sleep.store(false, std::memory_order_relaxed);
+        idle = 0;
+        continue;
+      }
+    }
+    std::int64_t now = nanotime();
+    bool acted = retake(now);
+    poll_backstop(now);
+    if (trace_ms > 0 && now - last_trace >= trace_ms * 1'000'000) {
+      last_trace = now;
+      print_trace(now - start, detail);
+    }
+    idle = acted ? 0 : idle + 1;
+  }
+}
+
+void print_trace(std::int64_t since_start, bool detail) {
+  std::string queues, ticks;
+  for (P* p : sched.allp) {
+    queues += fmt::format("{}{}", queues.empty() ? "" : " ", p->runq.size());
+    ticks += fmt::format(" {}", p->schedtick.load(std::memory_order_relaxed));
+  }
+  int nmidle;
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    nmidle = sched.nmidle;
+  }
+  std::string line = fmt::format(
+      "SCHED {}ms: gomaxprocs={} idleprocs={} threads={} spinningthreads={} needspinning={} "
+      "idlethreads={} runqueue={} [{}] schedticks=[{} ]\n",
+      since_start / 1'000'000, sched.gomaxprocs.load(), sched.npidle.load(), sched.mcount.load(),
+      sched.nmspinning.load(), sched.needspinning.load(), nmidle, sched.runq_size.load(), queues,
+      ticks);
+  if (detail) {
+    for (P* p : sched.allp) {
+      M* m = p->m;
+      line +=
+          fmt::format("  P{}: status={} schedtick={} m={} runqsize={} gfreecnt={} timerslen={}\n",
+                      p->id, static_cast<int>(p->status.load()), p->schedtick.load(),
+                      m != nullptr ? static_cast<long long>(m->id) : -1LL, p->runq.size(),
+                      p->gfree.size, p->timers.next_when.load() == kNever ? 0 : 1);
+    }
+    std::lock_guard<std::mutex> lock(sched.allg_lock);
+    for (G* g = sched.allg; g != nullptr; g = g->alllink) {
+      GStatus st = g->status.load(std::memory_order_relaxed);
+      if (st == GStatus::kIdle || st == GStatus::kDead) continue;
+      line += fmt::format(
+          "  G{}: status={}({}) spawned at {}:{}\n", g->id, static_cast<int>(st),
+          st == GStatus::kWaiting ? wait_reason_string(g->wait_reason) : gstatus_string(st),
+          g->spawned_at.file_name(), g->spawned_at.line());
+    }
+  }
+  std::fputs(line.c_str(), stderr);
+}
+
+}  // namespace
+
+void sysmon_start() {
+  g_stop.store(false);
+  g_thread = std::thread(loop);
+}
+
+void sysmon_stop() {
+  g_stop.store(true, std::memory_order_release);
+  g_note.wake();
+  if (g_thread.joinable()) g_thread.join();
+}
+
+void wake_sysmon() {
+  g_note.wake();
+}
+
+void wake_sysmon_locked() {
+  if (g_deep_sleep.load(std::memory_order_relaxed)) {
+    g_deep_sleep.store(false, std::memory_order_relaxed);
+    g_note.wake();
+  }
+}
+
+}  // namespace goro::detail
