@@ -57,6 +57,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -200,9 +201,19 @@ class RouteTree {
   std::string allowed_methods(std::string_view host, std::string_view path, PathValues& v,
                               std::string& scratch) const;
 
+  // Whether some pattern ending in '/', {x...} or {$} has `depth` segments.
+  // Only such a pattern can match "path/" exactly, and only if its depth is
+  // the slash count of "path/", so this spares most requests that a subtree
+  // matched the trailing-slash probe. Bit d stands for depth d; the last bit
+  // stands for every depth from 63 up.
+  bool may_redirect_at(std::size_t depth) const noexcept {
+    return (slash_depths_ >> std::min<std::size_t>(depth, 63)) & 1;
+  }
+
   std::vector<std::unique_ptr<RouteEntry>> routes_;  // index = id; heap so views stay put
   std::vector<std::pair<std::string, RouteMethods>> by_host_;
   RouteMethods any_host_;
+  std::uint64_t slash_depths_ = 0;  // see may_redirect_at
 };
 
 int RouteTree::add(std::string_view text) {
@@ -251,6 +262,10 @@ int RouteTree::add(std::string_view text) {
   // hosts, which conflicts() rejected above.
   GORO_ROUTER_ASSERT(n->route < 0, "router: two patterns on one leaf passed the conflict check");
   n->route = id;
+  const Segment::Kind last = pat.segments.back().kind;
+  if (last == Segment::Kind::kMulti || last == Segment::Kind::kEnd) {
+    slash_depths_ |= std::uint64_t{1} << std::min<std::size_t>(pat.segments.size(), 63);
+  }
   routes_.push_back(std::move(route));
   return id;
 }
@@ -410,7 +425,8 @@ void RouteTree::match(std::string_view method, std::string_view host, std::strin
 
   Walk walk{out.values, true};
   const int id = lookup(host, method, p, walk);
-  if (!is_exact_match(id, p) && p.back() != '/') {
+  if (!is_exact_match(id, p) && p.back() != '/' &&
+      may_redirect_at(static_cast<std::size_t>(std::count(p.begin(), p.end(), '/')) + 1)) {
     out.redirect_to.assign(p);
     out.redirect_to.push_back('/');
     Walk probe{out.values, false};

@@ -210,6 +210,18 @@ TEST(RouterMatch, TrailingSlashRedirects) {
   EXPECT_EQ(route(table({"GET /a/"}), "POST", "", "/a"), "405 GET, HEAD");
   EXPECT_EQ(route(table({"/a%2Fb/"}), "GET", "", "/a%2Fb"), "301 /a%2Fb/");
   EXPECT_EQ(route(table({"/a/"}), "GET", "", "/a/"), "/a/");
+  const RouteTable deep = table({"/", "/a/b/c/", "/x/{y}/{$}"});
+  EXPECT_EQ(route(deep, "GET", "", "/a/b/c"), "301 /a/b/c/");
+  EXPECT_EQ(route(deep, "GET", "", "/x/q"), "301 /x/q/");
+  EXPECT_EQ(route(deep, "GET", "", "/a/b"), "/");
+  EXPECT_EQ(route(deep, "GET", "", "/a/b/c/d/e"), "/a/b/c/");
+  // Past 63 segments the depth filter saturates but must not lose a case.
+  std::string subtree;
+  for (int i = 0; i < 70; ++i)
+    subtree += "/s";
+  const RouteTable very_deep = table({"/", (subtree + "/").c_str()});
+  EXPECT_EQ(route(very_deep, "GET", "", subtree), std::string("301 ").append(subtree).append("/"));
+  EXPECT_EQ(route(very_deep, "GET", "", subtree.substr(0, 100)), "/");
   // "/a/" matches "/a/b" through its wildcard, and "/a/b/" only that way too.
   EXPECT_EQ(route(table({"/a/", "/a/b/c"}), "GET", "", "/a/b"), "/a/");
 }
