@@ -137,7 +137,8 @@ Setting& Config::declare(std::string key, std::string help, detail::Binding bind
   }
   auto setting = std::unique_ptr<Setting>(new Setting(key, std::move(help), std::move(binding)));
   setting->env_names_.push_back(env_name_for(key));
-  setting->default_text_ = detail::toml_literal(setting->binding_.get());
+  setting->default_ = setting->binding_.get();
+  setting->default_text_ = detail::toml_literal(*setting->default_);
   settings_.push_back(std::move(setting));
   return *settings_.back();
 }
@@ -169,6 +170,11 @@ void Config::assign(Setting& s, const std::optional<detail::Value>& value, const
 
 LoadResult Config::load(const std::vector<std::string>& args, EnvLookup env) {
   if (!env) env = [](const char* name) -> const char* { return std::getenv(name); };
+  for (const auto& s : settings_) {
+    s->binding_.set(*s->default_);  // cannot fail: it came from the variable itself
+    s->source_ = Source::kDefault;
+    s->origin_.clear();
+  }
 
   // Flags first, so --help and flag syntax errors win over everything else.
   CLI::App app(description_, app_);

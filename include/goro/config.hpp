@@ -40,7 +40,7 @@
 //   cfg.add("idle_timeout", &o.idle, "close idle keep-alive connections after this");
 //   if (auto exit_code = cfg.parse(argc, argv)) return *exit_code;
 //
-// A Config is loaded once; it is not thread-safe. Targets must outlive it.
+// A Config is not thread-safe. Bound variables must outlive it.
 #pragma once
 
 #include <chrono>
@@ -137,7 +137,8 @@ class Setting {
   std::string key_;
   std::string help_;
   detail::Binding binding_;
-  std::vector<std::string> env_names_;  // GORO_<KEY> first, then .env() names
+  std::vector<std::string> env_names_;    // GORO_<KEY> first, then .env() names
+  std::optional<detail::Value> default_;  // captured at declaration; restored by each load()
   std::string default_text_;
   Source source_ = Source::kDefault;
   std::string origin_;
@@ -173,8 +174,9 @@ class Config {
   template <class Rep, class Period>
   Setting& add(std::string key, std::chrono::duration<Rep, Period>* target, std::string help);
 
-  // Loads every layer into the bound variables. `args` excludes the program
-  // name; env defaults to std::getenv. Call once.
+  // Loads every layer into the bound variables, starting again from the
+  // defaults each time. `args` excludes the program name; env defaults to
+  // std::getenv.
   LoadResult load(const std::vector<std::string>& args, EnvLookup env = nullptr);
 
   // load() from main's arguments, printing as needed: nullopt means "run",

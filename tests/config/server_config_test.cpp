@@ -101,6 +101,15 @@ TEST_F(ConfigTest, PortEnvAndGoroPrefixedNameWinsOverIt) {
   EXPECT_EQ(o.addr.port, 9999);
 }
 
+TEST_F(ConfigTest, EachLoadStartsFromTheDefaults) {
+  ASSERT_TRUE(load({"--log_level", "debug", "--maxprocs", "3"}).proceed);
+  EXPECT_EQ(o.log_level, "debug");
+  ASSERT_TRUE(load({"--maxprocs", "5"}).proceed);
+  EXPECT_EQ(o.log_level, defaults.log_level);
+  EXPECT_EQ(cfg.find("log_level")->source(), Source::kDefault);
+  EXPECT_EQ(o.maxprocs, 5);
+}
+
 TEST_F(ConfigTest, EmptyEnvIsUnset) {
   ASSERT_TRUE(load({}, {{"GORO_LOG_LEVEL", ""}, {"PORT", ""}}).proceed);
   EXPECT_EQ(o.log_level, defaults.log_level);
