@@ -8,9 +8,11 @@
 // the thread_local inside a function the optimiser can neither inline nor
 // analyse (GCC's noipa; clang's noinline + an opaque asm barrier), so each
 // call computes the address afresh on whatever thread runs it.
+#include <cxxabi.h>
 #include <fmt/core.h>
 #include <time.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +41,21 @@ GORO_OPAQUE M* current_m() noexcept {
 
 GORO_OPAQUE void set_current_m(M* m) noexcept {
   t_current_m = m;
+}
+
+// errno and the C++ exception-handling globals migrate with the goroutine.
+// Both are reached through functions glibc and libstdc++ declare `const`
+// (__errno_location, __cxa_get_globals), so the compiler would happily reuse
+// the pre-switch thread's address after the switch; doing the save and the
+// restore in separate opaque functions forces a fresh lookup on each side.
+GORO_OPAQUE void save_thread_state(G* g) noexcept {
+  g->saved_errno = errno;
+  std::memcpy(g->eh_globals, abi::__cxa_get_globals(), sizeof g->eh_globals);
+}
+
+GORO_OPAQUE void restore_thread_state(G* g) noexcept {
+  std::memcpy(abi::__cxa_get_globals(), g->eh_globals, sizeof g->eh_globals);
+  errno = g->saved_errno;
 }
 
 GORO_OPAQUE std::uint32_t fastrand() noexcept {

@@ -43,7 +43,6 @@
 // syscall-handoff work (sysmon.cpp).
 #include "scheduler/sched.hpp"
 
-#include <cxxabi.h>
 #include <fmt/core.h>
 #include <time.h>
 
@@ -67,16 +66,6 @@ std::int64_t coarse_now() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// Saves the thread state that migrates with a goroutine (runtime.hpp).
-inline void save_thread_state(G* g) {
-  g->saved_errno = errno;
-  std::memcpy(g->eh_globals, abi::__cxa_get_globals(), sizeof g->eh_globals);
-}
-inline void restore_thread_state(G* g) {
-  std::memcpy(abi::__cxa_get_globals(), g->eh_globals, sizeof g->eh_globals);
-  errno = g->saved_errno;
 }
 
 // Picks the next G for a direct switch from a goroutine, or nullptr when the

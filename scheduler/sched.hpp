@@ -124,6 +124,10 @@ extern Sched sched;
 // address across a stack switch: see current.cpp.
 M* current_m() noexcept;
 void set_current_m(M* m) noexcept;
+// Save/restore of the thread state that migrates with a goroutine (errno,
+// exception-handling globals); out of line on purpose, see current.cpp.
+void save_thread_state(G* g) noexcept;
+void restore_thread_state(G* g) noexcept;
 
 // Ready a batch of Gs (poller output) onto run queues, waking idle Ps.
 void inject_glist(GQueue& q);

@@ -10,6 +10,11 @@
 // globals (std::current_exception inside a catch block) migrate with the
 // goroutine. Everything else thread-local does not: your own thread_locals,
 // OpenSSL's error queue (read ERR_get_error before any goro call), locale.
+// One compiler caveat no runtime can remove: inside a single function the
+// optimiser may compute a thread_local's address once (errno's too: glibc
+// declares __errno_location const) and reuse it after a goro call that moved
+// the goroutine. Read errno right after the call that set it, and do not keep
+// pointers or references to thread_locals across goro calls.
 //
 // Panics: an exception escaping a goroutine's function prints the goroutine's
 // id, where it was spawned and the exception's what(), then exits the process

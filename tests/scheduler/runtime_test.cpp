@@ -1,0 +1,252 @@
+// The runtime's public contract: run, go, yield, sleep, panics, migrating
+// thread state.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "goro/goro.hpp"
+#include "tests/scheduler/gate.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+TEST(Runtime, RunReturnsMainResult) {
+  EXPECT_EQ(goro::run([] { return 42; }, {.maxprocs = 2}), 42);
+  EXPECT_EQ(goro::run([] {}, {.maxprocs = 1}), 0);
+}
+
+TEST(Runtime, RunTwiceSequentially) {
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(goro::run([i] { return i; }, {.maxprocs = 1 + i % 4}), i);
+  }
+}
+
+TEST(Runtime, NestedRunAndSpawnOutsideAreErrors) {
+  EXPECT_THROW(goro::go([] {}), std::logic_error);
+  goro::run([] { EXPECT_THROW(goro::run([] {}), std::logic_error); }, {.maxprocs = 1});
+}
+
+TEST(Runtime, MaxprocsOption) {
+  for (int n : {1, 3, 8}) {
+    int seen = goro::run([] { return goro::maxprocs(); }, {.maxprocs = n});
+    EXPECT_EQ(seen, n);
+  }
+}
+
+TEST(Runtime, SpawnedGoroutinesAllRun) {
+  std::atomic<long> sum{0};
+  goro::run(
+      [&] {
+        for (long i = 1; i <= 10000; ++i)
+          goro::go([&sum, i] { sum += i; });
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 4});
+  EXPECT_EQ(sum.load(), 10000L * 10001 / 2);
+}
+
+TEST(Runtime, NumGoroutinesCountsLiveOnes) {
+  goro::run(
+      [] {
+        EXPECT_EQ(goro::num_goroutines(), 1u);
+        goro::test::Gate gate;
+        for (int i = 0; i < 10; ++i)
+          goro::go([&] { gate.wait(); });
+        while (gate.parked() < 10)
+          goro::yield();
+        EXPECT_EQ(goro::num_goroutines(), 11u);
+        gate.release_all();
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+        EXPECT_EQ(goro::num_goroutines(), 1u);
+      },
+      {.maxprocs = 2});
+}
+
+TEST(Runtime, LargeCallableIsHeapAllocated) {
+  std::array<char, 32 * 1024> big{};
+  big[100] = 7;
+  int seen = 0;
+  goro::run(
+      [&] {
+        goro::go([big, &seen] { seen = big[100]; });
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 1});
+  EXPECT_EQ(seen, 7);
+}
+
+TEST(Runtime, PerSpawnStackSize) {
+  std::atomic<bool> ok{false};
+  goro::run(
+      [&] {
+        goro::go(goro::SpawnOptions{.stack_size = 1 << 20}, [&] {
+          volatile char buf[512 * 1024];  // would overflow the 64 KiB default
+          buf[0] = 1;
+          buf[sizeof buf - 1] = 2;
+          ok = buf[0] + buf[sizeof buf - 1] == 3;
+        });
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 2});
+  EXPECT_TRUE(ok);
+}
+
+TEST(Runtime, SleepForSleepsAtLeastThatLong) {
+  goro::run(
+      [] {
+        for (auto d : {1ms, 5ms, 20ms}) {
+          auto t0 = std::chrono::steady_clock::now();
+          goro::sleep_for(d);
+          auto took = std::chrono::steady_clock::now() - t0;
+          EXPECT_GE(took, d);
+          EXPECT_LT(took, d + 500ms);  // generous sanity bound on a noisy VM
+        }
+      },
+      {.maxprocs = 2});
+}
+
+TEST(Runtime, ManySleepersWakeInDeadlineOrder) {
+  std::mutex mu;
+  std::vector<int> order;
+  goro::run(
+      [&] {
+        for (int i = 9; i >= 0; --i) {
+          goro::go([&, i] {
+            goro::sleep_for(std::chrono::milliseconds(5 + 10 * i));
+            std::lock_guard<std::mutex> lock(mu);
+            order.push_back(i);
+          });
+        }
+        while (goro::num_goroutines() > 1)
+          goro::sleep_for(1ms);
+      },
+      {.maxprocs = 1});
+  ASSERT_EQ(order.size(), 10u);
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(order[i], i);
+}
+
+// A timer whose P is kept busy by goroutines that always have local work
+// must still fire (the fast path steps aside when the P's timer is due).
+TEST(Runtime, TimerFiresOnBusyP) {
+  goro::run(
+      [] {
+        std::atomic<bool> stop{false};
+        for (int i = 0; i < 2; ++i) {
+          goro::go([&] {
+            while (!stop.load())
+              goro::yield();
+          });
+        }
+        auto t0 = std::chrono::steady_clock::now();
+        goro::sleep_for(10ms);
+        auto late = std::chrono::steady_clock::now() - t0 - 10ms;
+        stop = true;
+        EXPECT_LT(late, 200ms);
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 1});
+}
+
+// errno is read and written through out-of-line functions: within one
+// function the compiler may keep errno's thread-local address across a call
+// (see runtime.hpp), which no runtime can fix; the runtime's promise is the
+// value a fresh read sees after a switch.
+__attribute__((noinline)) void set_errno(int v) {
+  asm volatile("" ::: "memory");
+  errno = v;
+}
+__attribute__((noinline)) int get_errno() {
+  asm volatile("" ::: "memory");
+  return errno;
+}
+
+TEST(Runtime, ErrnoMigratesWithTheGoroutine) {
+  std::atomic<int> bad{0};
+  goro::run(
+      [&] {
+        for (int k = 0; k < 16; ++k) {
+          goro::go([&, k] {
+            for (int i = 0; i < 2000; ++i) {
+              set_errno(1000 + k);
+              goro::yield();
+              if (get_errno() != 1000 + k) ++bad;
+            }
+          });
+        }
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 4});
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(Runtime, ParkingInsideCatchBlockKeepsTheException) {
+  std::atomic<int> ok{0};
+  goro::run(
+      [&] {
+        for (int k = 0; k < 8; ++k) {
+          goro::go([&, k] {
+            try {
+              throw std::runtime_error("boom " + std::to_string(k));
+            } catch (const std::exception&) {
+              for (int i = 0; i < 200; ++i)
+                goro::yield();
+              try {
+                throw;  // rethrow needs this goroutine's caught-exception stack
+              } catch (const std::runtime_error& e) {
+                if (std::string(e.what()) == "boom " + std::to_string(k)) ++ok;
+              }
+            }
+          });
+        }
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 4});
+  EXPECT_EQ(ok.load(), 8);
+}
+
+TEST(RuntimeDeathTest, EscapingExceptionPanicsWithGoroutineId) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(goro::run(
+                  [] {
+                    goro::go([] { throw std::runtime_error("handler exploded"); });
+                    goro::sleep_for(1s);
+                  },
+                  {.maxprocs = 2}),
+              ::testing::ExitedWithCode(2), "panic: handler exploded(.|\n)*goroutine [0-9]+");
+}
+
+TEST(Runtime, StatsCountSpawnsAndParks) {
+  goro::run(
+      [] {
+        goro::test::Gate gate;
+        for (int i = 0; i < 100; ++i)
+          goro::go([&] { gate.wait(); });
+        while (gate.parked() < 100)
+          goro::yield();
+        goro::RuntimeStats s = goro::stats();
+        EXPECT_GE(s.spawns, 100u);
+        EXPECT_GE(s.parks, 100u);
+        EXPECT_EQ(s.goroutines, 101u);
+        EXPECT_EQ(s.maxprocs, 2u);
+        EXPECT_GE(s.stacks_live, 101u);
+        gate.release_all();
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 2});
+}
+
+}  // namespace
