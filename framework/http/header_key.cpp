@@ -1,0 +1,52 @@
+#include "framework/http/header_key.hpp"
+
+#include <array>
+
+namespace goro::http::detail {
+
+namespace {
+
+constexpr std::array<bool, 256> kTokenByte = [] {
+  std::array<bool, 256> t{};
+  for (int c = '0'; c <= '9'; ++c)
+    t[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c)
+    t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c)
+    t[c] = true;
+  for (char c : std::string_view("!#$%&'*+-.^_`|~"))
+    t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+
+}  // namespace
+
+bool is_token(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!kTokenByte[static_cast<unsigned char>(c)]) return false;
+  }
+  return true;
+}
+
+bool canonicalize_header_key(std::string& name) noexcept {
+  if (!is_token(name)) return false;
+  bool upper = true;
+  for (char& c : name) {
+    if (upper && c >= 'a' && c <= 'z') {
+      c = static_cast<char>(c - 'a' + 'A');
+    } else if (!upper && c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+    upper = c == '-';
+  }
+  return true;
+}
+
+std::string canonical_header_key(std::string_view name) {
+  std::string key(name);
+  canonicalize_header_key(key);
+  return key;
+}
+
+}  // namespace goro::http::detail

@@ -1,0 +1,73 @@
+// HeaderList: the header fields of one message as they arrived — insertion
+// order, repeated names kept, names compared without regard to ASCII case.
+//
+// Field names and values live in one byte arena owned by the list; fields are
+// recorded as offsets into it and turned into views on access, so appending
+// never invalidates what a caller holds by index, and clear() keeps both the
+// arena and the index capacity for the next request on the connection (no
+// allocation per request once a connection has warmed up).
+//
+// Views returned by the accessors are valid until the next add() or clear().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace goro::http::detail {
+
+struct HeaderField {
+  std::string_view name;
+  std::string_view value;
+};
+
+// ASCII case-insensitive equality (HTTP field names, tokens, schemes).
+bool equal_fold(std::string_view a, std::string_view b) noexcept;
+
+// Strips leading and trailing optional whitespace (SP / HTAB).
+std::string_view trim_ows(std::string_view s) noexcept;
+
+// True if the comma-separated list `list` holds `token` (case-insensitive,
+// OWS around elements ignored), as in `Connection: keep-alive, Upgrade`.
+bool list_has_token(std::string_view list, std::string_view token) noexcept;
+
+class HeaderList {
+ public:
+  void add(std::string_view name, std::string_view value);
+  void clear() noexcept;
+
+  std::size_t size() const noexcept { return entries_.size(); }
+  bool empty() const noexcept { return entries_.empty(); }
+  HeaderField operator[](std::size_t i) const noexcept;
+
+  // First value of `name`, if present.
+  std::optional<std::string_view> get(std::string_view name) const noexcept;
+  // Number of lines named `name`.
+  std::size_t count(std::string_view name) const noexcept;
+  // True if any line named `name` lists `token` (see list_has_token).
+  bool has_token(std::string_view name, std::string_view token) const noexcept;
+
+  // Calls fn(value) for every line named `name`, in arrival order.
+  template <typename Fn>
+  void for_each_value(std::string_view name, Fn&& fn) const {
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      HeaderField f = (*this)[i];
+      if (equal_fold(f.name, name)) fn(f.value);
+    }
+  }
+
+ private:
+  struct Entry {
+    std::uint32_t name_offset;
+    std::uint32_t name_size;
+    std::uint32_t value_offset;
+    std::uint32_t value_size;
+  };
+  std::string arena_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace goro::http::detail
