@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/maxprocs/cgroup.hpp"
 #include "config/maxprocs/maxprocs.hpp"
@@ -139,9 +140,7 @@ Resolution Resolver::resolve_or_throw() {
   const char* debug_env = env_("GORO_DEBUG");
   DebugKnobs knobs = parse_goro_debug(debug_env ? debug_env : "");
   debug_ = knobs.verbose;
-  std::string warnings;
-  for (const std::string& w : knobs.warnings)
-    warnings += w + "; ";
+  std::vector<std::string> problems = std::move(knobs.warnings);
 
   const char* gomaxprocs = env_("GOMAXPROCS");
   if (gomaxprocs != nullptr && *gomaxprocs != '\0') {
@@ -150,16 +149,20 @@ Resolution Resolver::resolve_or_throw() {
       r.procs = static_cast<int>(*n);
       r.from_env = true;
     } else {
-      warnings += fmt::format("GOMAXPROCS={:?} is not a positive integer: ignored",
-                              std::string_view(gomaxprocs));
+      problems.push_back(fmt::format("GOMAXPROCS={:?} is not a positive integer: ignored",
+                                     std::string_view(gomaxprocs)));
     }
   }
-  if (!warnings.empty()) warn_once(std::move(warnings));
+  if (problems.empty()) {
+    last_warning_.clear();  // a problem that comes back is worth a new line
+  } else {
+    warn_once(fmt::format("{}", fmt::join(problems, "; ")));
+  }
 
   r.affinity = knobs.ncpu ? static_cast<int>(*knobs.ncpu) : affinity_count();
   r.affinity_overridden = knobs.ncpu.has_value();
   if (r.from_env) {
-    // Explicit: like Go, no cgroup reads from here on.
+    // Explicit: like Go, the cgroup files are not read at all.
     last_ = r;
     return r;
   }

@@ -2,6 +2,7 @@
 // escapes), the ancestry walk, value parsing, the env rules and re-discovery.
 #include <sched.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -340,6 +341,28 @@ TEST_F(MaxprocsFixture, WarnsOncePerDistinctProblem) {
   r.resolve();
   r.resolve();
   EXPECT_EQ(logs.size(), 1u);
+}
+
+TEST_F(MaxprocsFixture, WarnsAgainWhenAProblemComesBack) {
+  auto value = std::make_shared<std::string>("zero");
+  Resolver r(root.dir(), [value](const char* name) -> const char* {
+    return std::string_view(name) == "GOMAXPROCS" ? value->c_str() : nullptr;
+  });
+  r.set_log_sink([this](std::string_view line) { logs.emplace_back(line); });
+  r.resolve();
+  *value = "2";
+  EXPECT_TRUE(r.resolve().from_env);
+  *value = "zero";
+  r.resolve();
+  EXPECT_EQ(logs.size(), 2u);
+}
+
+TEST_F(MaxprocsFixture, BadGomaxprocsAndBadNcpuShareOneLine) {
+  Resolution r = resolve({{"GOMAXPROCS", "x"}, {"GORO_DEBUG", "ncpu=-1"}});
+  EXPECT_FALSE(r.affinity_overridden);
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_NE(logs[0].find("ncpu"), std::string::npos) << logs[0];
+  EXPECT_NE(logs[0].find("GOMAXPROCS"), std::string::npos) << logs[0];
 }
 
 TEST_F(MaxprocsFixture, NcpuOverrideAmongOtherDebugKnobs) {
