@@ -45,9 +45,11 @@ struct Transcript {
   std::size_t body_events = 0;
 
   bool operator==(const Transcript& o) const {
-    // body_events depends on how the input was cut; everything else must not.
+    // body_events depends on how the input was cut; everything else must not,
+    // except where an error stops the parser: what it took of the refused
+    // bytes is of no use to anyone, since the connection closes.
     return messages == o.messages && error_status == o.error_status &&
-           error_reason == o.error_reason && unread == o.unread;
+           error_reason == o.error_reason && (error_status != 0 || unread == o.unread);
   }
 };
 
