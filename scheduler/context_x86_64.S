@@ -3,6 +3,7 @@
 // Saved on the suspended stack, from the top down: the return address (pushed
 // by the caller's `call`), rbp rbx r12 r13 r14 r15, then 8 bytes holding the
 // SSE control/status word (MXCSR, 4 bytes) and the x87 control word (2 bytes).
+// rax and rcx are caller-saved scratch.
 // Everything else is caller-saved under the ABI, so the compiler has already
 // spilled it. The stack pointer is stored to *save_sp and the new one loaded.
 
@@ -22,11 +23,19 @@ goro_ctx_switch:
     subq $8, %rsp
     stmxcsr (%rsp)
     fnstcw 4(%rsp)
+    movl (%rsp), %eax          // the current control words, to skip
+    movzwl 4(%rsp), %ecx       //   reloading them when unchanged
     movq %rsp, (%rdi)          // *save_sp = rsp
     movq %rsi, %rsp            // switch stacks
+    // ldmxcsr and fldcw are slow (partially serialising); goroutines almost
+    // never change the FP environment, so compare first.
+    cmpl (%rsp), %eax
+    je 1f
     ldmxcsr (%rsp)
+1:  cmpw 4(%rsp), %cx
+    je 2f
     fldcw 4(%rsp)
-    addq $8, %rsp
+2:  addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13

@@ -29,7 +29,9 @@
 
 namespace goro::detail {
 namespace {
-thread_local M* t_current_m = nullptr;
+// initial-exec: goro is linked into executables (static library); the TLS
+// access is then one %fs-relative load instead of a __tls_get_addr call.
+__attribute__((tls_model("initial-exec"))) thread_local M* t_current_m = nullptr;
 thread_local std::uint64_t t_rand = 0;
 }  // namespace
 
@@ -45,17 +47,13 @@ GORO_OPAQUE void set_current_m(M* m) noexcept {
 
 // errno and the C++ exception-handling globals migrate with the goroutine.
 // Both are reached through functions glibc and libstdc++ declare `const`
-// (__errno_location, __cxa_get_globals), so the compiler would happily reuse
-// the pre-switch thread's address after the switch; doing the save and the
-// restore in separate opaque functions forces a fresh lookup on each side.
-GORO_OPAQUE void save_thread_state(G* g) noexcept {
-  g->saved_errno = errno;
-  std::memcpy(g->eh_globals, abi::__cxa_get_globals(), sizeof g->eh_globals);
-}
-
-GORO_OPAQUE void restore_thread_state(G* g) noexcept {
-  std::memcpy(abi::__cxa_get_globals(), g->eh_globals, sizeof g->eh_globals);
-  errno = g->saved_errno;
+// (__errno_location, __cxa_get_globals), so code around a switch must not
+// call them inline: the compiler would reuse the pre-switch thread's address.
+// Each M looks both addresses up once, on its own thread (bind_thread_state),
+// and the switch code goes through the M it re-reads after every switch.
+GORO_OPAQUE void bind_thread_state(M* m) noexcept {
+  m->errno_slot = &errno;
+  m->eh_slot = abi::__cxa_get_globals();
 }
 
 GORO_OPAQUE std::uint32_t fastrand() noexcept {

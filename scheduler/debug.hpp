@@ -6,6 +6,8 @@
 //   scheddetail=1     with schedtrace: one more line per P, M and G
 //   stackguard=mprotect|canary   force a weaker stack guard (tests)
 //   ncpu=N            the CPU count the maxprocs resolver sees (config/maxprocs)
+//   containermaxprocs=0   ignore cgroup CPU limits (config/maxprocs)
+//   maxprocsdebug=1   log how maxprocs was resolved (config/maxprocs)
 //
 // GORO_CHECK(cond, "sched: message") aborts with the constant, prefixed
 // message when an invariant does not hold. It is compiled in debug builds

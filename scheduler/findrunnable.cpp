@@ -237,7 +237,7 @@ G* release_and_block(M* m, std::int64_t poll_until) {
     // The decrement-then-recheck half of the protocol (see the essay).
     m->spinning = false;
     sched.nmspinning.fetch_sub(1, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    storeload_fence();
     bool work = sched.runq_size.load(std::memory_order_relaxed) > 0 || any_runq_nonempty();
     if (work) {
       std::lock_guard<std::mutex> lock(sched.lock);
@@ -378,7 +378,7 @@ void startm(P* p, bool spinning) {
 
 void wakep() {
   // StoreLoad: the caller has just published work; see the essay.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  storeload_fence();
   if (sched.nmspinning.load(std::memory_order_relaxed) != 0) return;
   if (sched.npidle.load(std::memory_order_relaxed) == 0) {
     // Nobody to wake; tell an M about to give up its P to spin instead.

@@ -78,6 +78,7 @@ void attach_stack(G* g, const Stack& s) {
 
 void m_start(M* m) {
   set_current_m(m);
+  bind_thread_state(m);
 #if defined(GORO_TSAN)
   m->g0.tsan_fiber = __tsan_get_current_fiber();
 #endif
@@ -290,6 +291,7 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   init_runtime(maxprocs, stack_size, max_threads);
   M* m0 = new M;
   set_current_m(m0);
+  bind_thread_state(m0);
 #if defined(GORO_TSAN)
   m0->g0.tsan_fiber = __tsan_get_current_fiber();
 #endif

@@ -13,7 +13,7 @@ void schedule_loop(M* m);
 void g_main();
 [[noreturn]] void goroutine_panic(G* g, const char* what);
 [[noreturn]] void exit_current();
-void yield_current();
+void yield_current(M* m);
 void preempt_current();
 
 // Cooperative preemption point: runtime entries that do not otherwise switch

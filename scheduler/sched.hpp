@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -55,8 +56,12 @@ struct M {
   ParkCommit after_commit = nullptr;
   void* after_arg = nullptr;
   Context* switch_from = nullptr;  // ASan bookkeeping: the context switched away from
-  std::uint64_t rand_state = 0;
   std::atomic<bool> exited{false};
+  // This thread's errno and __cxa_eh_globals (bind_thread_state).
+  int* errno_slot = nullptr;
+  void* eh_slot = nullptr;
+  // Fast-path switches since the last clock check (sched.cpp fast_next).
+  std::uint32_t switches = 0;
 };
 
 enum class PStatus : std::uint32_t { kIdle = 0, kRunning = 1, kSyscall = 2, kDead = 4 };
@@ -120,14 +125,35 @@ struct Sched {
 
 extern Sched sched;
 
+// The StoreLoad barrier of the spinning protocol (findrunnable.cpp essay).
+// ThreadSanitizer does not model std::atomic_thread_fence (GCC rejects it
+// under -fsanitize=thread), so sanitizer builds use a seq_cst read-modify-
+// write on one shared word instead: every caller's RMW is totally ordered
+// with every other's, which gives the same guarantee for this protocol and is
+// something TSan understands.
+#if defined(GORO_TSAN)
+inline std::atomic<int> storeload_word{0};
+inline void storeload_fence() { storeload_word.fetch_add(0, std::memory_order_seq_cst); }
+#else
+inline void storeload_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#endif
+
 // The M running on this thread. Immune to the compiler caching the TLS
 // address across a stack switch: see current.cpp.
 M* current_m() noexcept;
 void set_current_m(M* m) noexcept;
-// Save/restore of the thread state that migrates with a goroutine (errno,
-// exception-handling globals); out of line on purpose, see current.cpp.
-void save_thread_state(G* g) noexcept;
-void restore_thread_state(G* g) noexcept;
+// Binds m to this thread's errno and exception-handling globals (see
+// current.cpp); called once on each M's own thread.
+void bind_thread_state(M* m) noexcept;
+// Save/restore of the thread state that migrates with a goroutine.
+inline void save_thread_state(M* m, G* g) noexcept {
+  g->saved_errno = *m->errno_slot;
+  std::memcpy(g->eh_globals, m->eh_slot, sizeof g->eh_globals);
+}
+inline void restore_thread_state(M* m, G* g) noexcept {
+  std::memcpy(m->eh_slot, g->eh_globals, sizeof g->eh_globals);
+  *m->errno_slot = g->saved_errno;
+}
 
 // Ready a batch of Gs (poller output) onto run queues, waking idle Ps.
 void inject_glist(GQueue& q);
