@@ -40,12 +40,12 @@ struct Bench {
 };
 
 // Benchmarks that need only the scheduler (sched_benches.cpp), and those
-// built on goro's sync primitives (sync_benches.cpp, compiled only when
-// <goro/chan.hpp> exists; see CMakeLists.txt). When both define a name the
+// built on goro's sync primitives (sync_benches.cpp; each present only when
+// CMake's probe found its primitive, GORO_MICRO_HAVE_<NAME>). When both define a name the
 // sync one wins unless --variant picks the other: it has the same shape as the
 // Go peer, the scheduler-only one is a stand-in (see join.hpp).
 std::span<const Bench> sched_benches();
-std::span<const Bench> sync_benches();  // empty unless GORO_MICRO_HAVE_SYNC
+std::span<const Bench> sync_benches();  // empty until the primitives exist
 
 // Every benchmark name gomicro knows, so the CLI can tell "not built" from
 // "no such benchmark".

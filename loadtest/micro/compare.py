@@ -391,12 +391,20 @@ def main(argv) -> int:
     if not cases:
         sys.stderr.write("no benchmark selected\n")
         return 2
+    load_before = os.getloadavg()
     results = run_cases(args, cases)
+    load_after = os.getloadavg()
     rows = evaluate(results)
     if args.json != "-":
         print_table(rows, args.rounds, args.n)
+        print(f"load average (1 min) before/after: {load_before[0]:.2f} / {load_after[0]:.2f}"
+              f" on {len(os.sched_getaffinity(0))} CPUs")
+        if load_before[0] > 0.5:
+            print("! the machine was busy before the run: 2-P rows (fanout speedup above all)"
+                  " are not trustworthy; rerun on an idle machine")
     if args.json:
-        doc = {"machine": machine_info(args), "rows": rows}
+        doc = {"machine": machine_info(args), "rows": rows,
+               "loadavg_before": load_before, "loadavg_after": load_after}
         if args.json == "-":
             json.dump(doc, sys.stdout, indent=2)
             print()

@@ -2,7 +2,7 @@
 // synchronisation the scheduler-only benchmarks (yield, spawn, fanout,
 // parkmem's start barrier) need.
 //
-// With goro's sync primitives (GORO_MICRO_HAVE_SYNC) it is a goro::WaitGroup,
+// With goro::WaitGroup (GORO_MICRO_HAVE_WAITGROUP, see CMakeLists.txt) it is a goro::WaitGroup,
 // exactly as the Go peer uses sync.WaitGroup, and wait() returns the clock
 // after the waiter wakes -- the same instant Go's benchmarks read.
 //
@@ -24,13 +24,13 @@
 
 #include "bench.hpp"
 
-#ifdef GORO_MICRO_HAVE_SYNC
+#ifdef GORO_MICRO_HAVE_WAITGROUP
 #include <goro/goro.hpp>
 #endif
 
 namespace goro_micro {
 
-#ifdef GORO_MICRO_HAVE_SYNC
+#ifdef GORO_MICRO_HAVE_WAITGROUP
 
 class Join {
  public:

@@ -66,12 +66,6 @@ std::int64_t skynet_goroutines(std::int64_t n) {
   return total;
 }
 
-#ifndef GORO_MICRO_HAVE_SYNC
-std::span<const Bench> sync_benches() {
-  return {};
-}
-#endif
-
 namespace {
 
 // The benchmark to run: `variant` if given, else the sync version of `name`
