@@ -8,9 +8,7 @@
 // join.hpp, which uses goro::WaitGroup when GORO_MICRO_HAVE_WAITGROUP).
 // Missing ones are reported "not built" by main.cpp.
 //
-// select2 is not here yet: DESIGN.md fixes select's behaviour but not its
-// C++ spelling; it is added when the select header lands, and reported as
-// not built until then.
+// select2 needs goro::select (GORO_MICRO_HAVE_SELECT).
 #if __has_include(<goro/goro.hpp>)
 #include <goro/goro.hpp>
 #endif
@@ -180,6 +178,30 @@ Result bench_parkmem(int n) {
 
 #endif  // GORO_MICRO_HAVE_CHAN
 
+#ifdef GORO_MICRO_HAVE_SELECT
+
+// --- select2 ----------------------------------------------------------------------
+// A two-case receive select where both channels are closed, so both cases are
+// always ready: every select takes the full path (lock both channels, pick one
+// at random) without parking; ns per select.
+Result bench_select2(int n) {
+  goro::Chan<int> a(0);
+  goro::Chan<int> b(0);
+  a.close();
+  b.close();
+  std::int64_t first = 0;
+  const std::int64_t start = now_ns();
+  for (int i = 0; i < n; ++i) {
+    if (goro::select(goro::recv(a), goro::recv(b)) == 0) ++first;
+  }
+  const std::int64_t elapsed = now_ns() - start;
+  Result r{ns_per_op(elapsed, n), "ns/op", {}};
+  r.add("first_case_share", "{:.3f}", static_cast<double>(first) / n);
+  return r;
+}
+
+#endif  // GORO_MICRO_HAVE_SELECT
+
 // The last entry is a sentinel so the array is never empty; sync_benches()
 // leaves it out.
 constexpr Bench kSyncBenches[] = {
@@ -191,6 +213,9 @@ constexpr Bench kSyncBenches[] = {
 #endif
 #ifdef GORO_MICRO_HAVE_MUTEX
     {"mutex", "mutex", 2'000'000, bench_mutex},
+#endif
+#ifdef GORO_MICRO_HAVE_SELECT
+    {"select2", "select", 2'000'000, bench_select2},
 #endif
     {nullptr, nullptr, 0, nullptr},
 };
