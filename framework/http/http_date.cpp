@@ -20,8 +20,8 @@ HttpDate format_http_date(std::chrono::system_clock::time_point t) noexcept {
   const auto day = floor<days>(t);
   const year_month_day ymd{day};
   const hh_mm_ss<seconds> time{floor<seconds>(t - day)};
-  const unsigned weekday_index = weekday{day}.c_encoding();  // Sunday is 0
-  const unsigned month_index = static_cast<unsigned>(ymd.month()) - 1;
+  const std::size_t weekday_index = weekday{day}.c_encoding();  // Sunday is 0
+  const std::size_t month_index = static_cast<unsigned>(ymd.month()) - 1;
   const unsigned year = static_cast<unsigned>(static_cast<int>(ymd.year()) % 10000 + 10000) % 10000;
 
   HttpDate d;

@@ -53,7 +53,8 @@
 // whose final coding is not chunked or with anything after chunked; chunk-size
 // hex digits and overflow; chunk-extension bytes; CRLF after chunk data.
 // goro adds (section_scanner, request_line, head_rules, this file):
-//   - bare LF anywhere in the head or trailers, bare CR ending the head: 400
+//   - bare LF anywhere in the head or trailers (llhttp takes one ending the
+//     head or the trailers), bare CR in either: 400
 //   - obs-fold and whitespace-led first header line: 400
 //   - request line over max_request_line: 414; head over max_header_bytes: 431
 //   - request-line shape (two single spaces), HTTP/0.9 simple requests: 400
@@ -72,6 +73,15 @@
 // Known llhttp 8.1 false rejections, left as they are: unknown or lowercase
 // methods (Go would route them) and an unquoted chunk-extension value followed
 // by another extension ("5;a=b;c=d").
+//
+// # Where goro is stricter than Go (all allowed by RFC 9112)
+// Go accepts, and goro refuses with 400: Transfer-Encoding plus Content-Length
+// (Go drops the length), identical duplicate Content-Length lines, obs-fold
+// (Go joins the lines), bare LF line endings, Transfer-Encoding on HTTP/1.0
+// (Go ignores it), CONNECT with an origin-form target, "GET *" (Go's mux says
+// 400 later anyway). Go never sends 414 or 413 on its own; goro does, from
+// HttpLimits, because a server without a body limit is not safe by default.
+// HTTP/1.2+ is 505 here, 1.1 in Go.
 #pragma once
 
 #include <cstddef>

@@ -16,7 +16,7 @@ namespace goro::http::detail {
 struct HttpLimits {
   // Request line bytes (method, target, version; CRLF excluded). Past it: 414.
   // nginx's default; RFC 9112 §3 asks for at least 8000 octets.
-  std::size_t max_request_line = 8 * 1024;
+  std::size_t max_request_line = std::size_t{8} * 1024;
   // Head bytes: request line plus every header line, CRLFs included, and any
   // blank lines before the request. Past it: 431. Go's DefaultMaxHeaderBytes.
   // The same bound applies to a chunked body's trailer section.
@@ -24,7 +24,7 @@ struct HttpLimits {
   // Body bytes after de-chunking. A larger Content-Length is refused at the
   // head (413); a chunked body is refused when its running total would pass
   // the limit. Go has no default here; 10 MiB matches its ParseForm cap.
-  std::uint64_t max_body_bytes = 10 * 1024 * 1024;
+  std::uint64_t max_body_bytes = std::uint64_t{10} * 1024 * 1024;
   // Chunk-extension bytes on one chunk-size line. Extensions carry nothing goro
   // uses, so a long run of them is only load (Go 1.22 bounds them likewise).
   std::size_t max_chunk_extension_bytes = 4096;

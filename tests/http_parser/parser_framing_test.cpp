@@ -253,6 +253,21 @@ TEST(ParserUpgrade, WebSocketUpgradeIsReportedAndLeftoverKept) {
   }
 }
 
+TEST(ParserUpgrade, UpgradeWithBodyDeliversBodyThenContinues) {
+  std::string wire =
+      "POST /up HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: x\r\n"
+      "Content-Length: 3\r\n\r\nabcGET /next HTTP/1.1\r\nHost: h\r\n\r\n";
+  Transcript t = drive_whole(wire);
+  ASSERT_EQ(t.error_status, 0) << t.error_reason;
+  ASSERT_EQ(t.messages.size(), 2u);
+  EXPECT_TRUE(t.messages[0].upgrade);
+  EXPECT_EQ(t.messages[0].body, "abc");
+  EXPECT_EQ(t.messages[1].target, "/next");
+  for (std::size_t cut = 1; cut < wire.size(); ++cut) {
+    EXPECT_EQ(drive(wire, {cut}), t) << "cut at " << cut;
+  }
+}
+
 TEST(ParserUpgrade, UpgradeHeaderWithoutConnectionTokenIsNotAnUpgrade) {
   Transcript t = drive_whole("GET / HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\n\r\n");
   ASSERT_EQ(t.error_status, 0) << t.error_reason;
