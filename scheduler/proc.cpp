@@ -196,19 +196,23 @@ void newm(P* p, bool spinning) {
     M* raw = m.get();
     raw->nextp = p;
     raw->spinning = spinning;
-    {
-      std::lock_guard<std::mutex> lock(sched.lock);
+    // Registered and started under sched.lock, and never once stopping is
+    // set: teardown snapshots allm under the same lock after setting
+    // stopping, so it joins every thread that was ever started (an M running
+    // a goroutine at shutdown can still reach here through ready -> wakep).
+    std::lock_guard<std::mutex> lock(sched.lock);
+    if (!sched.stopping.load(std::memory_order_relaxed)) {
       raw->id = sched.allm.size();
       sched.allm.push_back(std::move(m));
-    }
-    try {
-      raw->thread = std::thread([raw] { m_start(raw); });
-      sched.mcount.fetch_add(1);
-      return;
-    } catch (const std::system_error& e) {
-      std::fprintf(stderr, "goro: cannot create an OS thread: %s; an idle P stays idle\n",
-                   e.what());
-      raw->exited.store(true);
+      try {
+        raw->thread = std::thread([raw] { m_start(raw); });
+        sched.mcount.fetch_add(1);
+        return;
+      } catch (const std::system_error& e) {
+        std::fprintf(stderr, "goro: cannot create an OS thread: %s; an idle P stays idle\n",
+                     e.what());
+        raw->exited.store(true);
+      }
     }
   }
   // Give the P back and undo the spinning count wakep took for us.
