@@ -37,6 +37,7 @@
 #include <numeric>
 #include <vector>
 
+#include "scheduler/checkdead.hpp"
 #include "scheduler/debug.hpp"
 #include "scheduler/proc.hpp"
 
@@ -260,6 +261,7 @@ G* release_and_block(M* m, std::int64_t poll_until) {
     std::int64_t pu = sched.poll_until.load(std::memory_order_relaxed);
     if (pu == 0 || pu > poll_until) poller->wake();
   }
+  check_dead();  // "all goroutines are asleep" (checkdead.cpp)
   stopm(m);
   return nullptr;
 }

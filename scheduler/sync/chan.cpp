@@ -39,6 +39,7 @@
 #include <stdexcept>
 
 #include "goro/chan.hpp"
+#include "scheduler/checkdead.hpp"
 #include "scheduler/debug.hpp"
 #include "scheduler/proc.hpp"
 #include "scheduler/sync/chan_internal.hpp"
@@ -69,6 +70,17 @@ ChanResult park_on(ChanCore* c, WaitQueue& q, void* elem, WaitReason reason) {
   // The party that dequeued us wrote w before ready(); the run-queue hand-off
   // that resumed us orders those writes before this read.
   return w.success ? ChanResult::kOk : ChanResult::kClosed;
+}
+
+// Every channel operation: a cooperative preemption point on a goroutine;
+// from a thread outside the runtime, a note for the deadlock detector.
+inline void entry_checks(bool block) {
+  M* m = current_m();
+  if (m == nullptr) {
+    note_foreign_sync();
+  } else if (block && m->curg != nullptr) {
+    maybe_preempt(m->curg);
+  }
 }
 
 }  // namespace
@@ -120,9 +132,7 @@ ChanResult chan_send(ChanCore* c, void* src, bool block) {
     if (!block) return ChanResult::kWouldBlock;
     block_forever(WaitReason::kForever);
   }
-  if (block) {
-    if (G* g = current_g()) maybe_preempt(g);
-  }
+  entry_checks(block);
   chan_lock(c);
   if (c->closed) {
     chan_unlock(c);
@@ -152,9 +162,7 @@ ChanResult chan_recv(ChanCore* c, void* dst, bool block) {
     if (!block) return ChanResult::kWouldBlock;
     block_forever(WaitReason::kChanReceiveNilChan);
   }
-  if (block) {
-    if (G* g = current_g()) maybe_preempt(g);
-  }
+  entry_checks(block);
   chan_lock(c);
   if (Waiter* w = waitq_dequeue(c->sendq)) {
     chan_recv_from_waiter(c, w, dst);
@@ -181,6 +189,7 @@ ChanResult chan_recv(ChanCore* c, void* dst, bool block) {
 
 void chan_close(ChanCore* c) {
   if (c == nullptr) throw std::logic_error("goro::Chan::close: close of nil channel");
+  entry_checks(false);
   chan_lock(c);
   if (c->closed) {
     chan_unlock(c);

@@ -7,7 +7,9 @@
 // between them advances `notify_` past the ticket, and wait() then returns at
 // once instead of parking for a signal that already happened.
 #include "goro/sync.hpp"
+#include "scheduler/checkdead.hpp"
 #include "scheduler/debug.hpp"
+#include "scheduler/sched.hpp"
 #include "scheduler/sync/lock.hpp"
 #include "scheduler/sync/waitq.hpp"
 
@@ -40,6 +42,7 @@ void NotifyList::wait(std::uint32_t ticket) {
 }
 
 void NotifyList::notify_one() {
+  if (current_m() == nullptr) note_foreign_sync();
   Waiter* found = nullptr;
   {
     WordLock lock(lock_word_);
@@ -59,6 +62,7 @@ void NotifyList::notify_one() {
 }
 
 void NotifyList::notify_all() {
+  if (current_m() == nullptr) note_foreign_sync();
   Waiter* list;
   {
     WordLock lock(lock_word_);

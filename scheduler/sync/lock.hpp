@@ -40,9 +40,9 @@ void lock_word_slow(std::atomic<std::uint32_t>& w) noexcept;
 // acquire on success pairs with lock_word_release's release exchange.
 inline void lock_word_acquire(std::atomic<std::uint32_t>& w) noexcept {
   std::uint32_t free = 0;
-  if (__builtin_expect(w.compare_exchange_strong(free, 1, std::memory_order_acquire,
-                                                 std::memory_order_relaxed),
-                       1)) {
+  if (__builtin_expect(
+          w.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed),
+          1)) {
     return;
   }
   lock_word_slow(w);

@@ -16,7 +16,9 @@
 // ownership straight to its oldest waiter; the releaser then yields so the
 // waiter (now in runnext) runs at once.
 #include "goro/sync.hpp"
+#include "scheduler/checkdead.hpp"
 #include "scheduler/debug.hpp"
+#include "scheduler/sched.hpp"
 #include "scheduler/sync/lock.hpp"
 #include "scheduler/sync/waitq.hpp"
 
@@ -63,6 +65,7 @@ void Sema::acquire(WaitReason reason, bool lifo) {
 }
 
 void Sema::release(bool handoff) {
+  if (current_m() == nullptr) note_foreign_sync();
   count_.fetch_add(1, std::memory_order_seq_cst);
   if (nwait_.load(std::memory_order_seq_cst) == 0) return;
   Waiter* w;

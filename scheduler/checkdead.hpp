@@ -1,0 +1,21 @@
+// Deadlock detection hooks (checkdead.cpp). Internal to the runtime.
+#pragma once
+
+#include <cstdio>
+
+namespace goro::detail {
+
+// Called by an M right before it sleeps with no P (release_and_block): exits
+// the process with status 2 and a goroutine dump if every goroutine is
+// parked on a sync primitive and nothing can ever wake one.
+void check_dead();
+
+// Records that a sync operation came from a thread outside the runtime; from
+// then on check_dead never reports (such a thread could wake a goroutine at
+// any time without the runtime knowing).
+void note_foreign_sync() noexcept;
+
+// One line per live goroutine: id, state or wait reason, where it was spawned.
+void dump_goroutines(std::FILE* out);
+
+}  // namespace goro::detail
