@@ -39,13 +39,12 @@ struct Bench {
   Result (*run)(int n);
 };
 
-// Benchmarks that need only the scheduler (sched_benches.cpp), and those
-// built on goro's sync primitives (sync_benches.cpp; each present only when
-// CMake's probe found its primitive, GORO_MICRO_HAVE_<NAME>). When both define a name the
-// sync one wins unless --variant picks the other: it has the same shape as the
-// Go peer, the scheduler-only one is a stand-in (see join.hpp).
+// Benchmarks on the scheduler alone plus a WaitGroup join (sched_benches.cpp)
+// and on channels, select and Mutex (sync_benches.cpp). Where both define a
+// name, main picks sync_benches' entry (the same shape as the Go peer) unless
+// --variant asks for the other.
 std::span<const Bench> sched_benches();
-std::span<const Bench> sync_benches();  // empty until the primitives exist
+std::span<const Bench> sync_benches();
 
 // Every benchmark name gomicro knows, so the CLI can tell "not built" from
 // "no such benchmark".

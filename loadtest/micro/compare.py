@@ -81,9 +81,6 @@ ROWS = [
     Row("getppid syscall (1P)", "getppid", 1, "ratio_le", 2.0),
 ]
 
-# Variants whose shape differs from Go's: numbers shown, no verdict.
-NOT_COMPARABLE_VARIANTS = {"atomic-tree"}
-
 
 @dataclass
 class Sample:
@@ -258,17 +255,13 @@ def evaluate(results) -> list[dict]:
         rec["go_rounds"] = [s.value for s in cr.ok("go")]
         gf = cr.fields("goro")
         rec["goro_variant"] = gf.get("variant", "")
-        rec["goro_join"] = gf.get("join", "")
         for impl in ("goro", "go"):
             if rec[f"{impl}_status"] != "ok":
                 rec["notes"].append(f"{impl}: {rec[f'{impl}_status']}: {cr.message(impl)}")
         if rec["goro"] is not None and rec["go"]:
             rec["ratio"] = rec["goro"] / rec["go"]
-        comparable = rec["goro_variant"] not in NOT_COMPARABLE_VARIANTS
         if row.kind == "info" or rec["goro"] is None:
             rec["verdict"] = "-" if rec["goro_status"] == "ok" else "skip"
-        elif not comparable:
-            rec["verdict"] = "n/c"
         elif row.kind == "abs_le":
             rec["verdict"] = "PASS" if rec["goro"] <= row.target else "FAIL"
         elif rec["ratio"] is None:
@@ -297,24 +290,14 @@ def target_text(row: dict) -> str:
 def print_table(rows, rounds: int, overrides: dict) -> None:
     header = ["benchmark", "goro", "Go", "goro/Go", "target", "result"]
     table = []
-    marks = {}
     for r in rows:
         if r["goro"] is not None:
             goro = fmt_value(r["goro"], r["unit"])
         else:
             goro = r["goro_status"].replace("_", " ")
-        mark = ""
-        if r.get("goro_variant") in NOT_COMPARABLE_VARIANTS:
-            mark = "*"
-            marks["*"] = ("goro ran a stand-in with a different shape from Go's "
-                          f"(variant={r['goro_variant']}): not comparable")
-        elif r.get("goro_join") == "poll-fallback":
-            mark = "+"
-            marks["+"] = ("goro joined with the temporary poll-fallback latch "
-                          "(goro::WaitGroup not built yet); timing stamps the last completion")
         go = fmt_value(r["go"], r["unit"]) if r["go"] is not None else r["go_status"]
         ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "-"
-        table.append([r["row"], goro + mark, go, ratio, target_text(r), r["verdict"]])
+        table.append([r["row"], goro, go, ratio, target_text(r), r["verdict"]])
     widths = [max(len(str(x[i])) for x in table + [header]) for i in range(len(header))]
     line = "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |"
     print(line)
@@ -326,8 +309,6 @@ def print_table(rows, rounds: int, overrides: dict) -> None:
     if overrides:
         print("iteration counts overridden: " +
               ", ".join(f"{k}={v}" for k, v in sorted(overrides.items())))
-    for k, v in marks.items():
-        print(f"{k} {v}")
     for r in rows:
         for note in r["notes"]:
             if "not_built" not in note:

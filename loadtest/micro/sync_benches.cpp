@@ -1,31 +1,19 @@
-// Sync benchmarks: pingpong, bufchan, mutex, and the channel versions of
-// skynet and parkmem, all built on goro::Chan / goro::Mutex / goro::WaitGroup
-// (DESIGN.md §4). Each mirrors the Go function of the same name in
-// loadtest/peers/gomicro (sync.go, sched.go); change both together.
-//
-// Always compiled; each benchmark is present only when CMake's probe found
-// the primitive it uses (GORO_MICRO_HAVE_CHAN, _MUTEX; joins go through
-// join.hpp, which uses goro::WaitGroup when GORO_MICRO_HAVE_WAITGROUP).
-// Missing ones are reported "not built" by main.cpp.
-//
-// select2 needs goro::select (GORO_MICRO_HAVE_SELECT).
-#if __has_include(<goro/goro.hpp>)
+// Sync benchmarks: pingpong, bufchan, mutex, select2, and the channel
+// versions of skynet and parkmem, built on goro::Chan, goro::select,
+// goro::Mutex and goro::WaitGroup (DESIGN.md §4). Each mirrors the Go
+// function of the same name in loadtest/peers/gomicro (sync.go, sched.go);
+// change both together.
 #include <goro/goro.hpp>
-#endif
 
 #include <cstdint>
-#include <iterator>
 #include <optional>
 #include <span>
 #include <stdexcept>
 
 #include "bench.hpp"
-#include "join.hpp"
 
 namespace goro_micro {
 namespace {
-
-#ifdef GORO_MICRO_HAVE_CHAN
 
 // --- pingpong -------------------------------------------------------------------
 // Two goroutines bounce a value over two unbuffered channels; ns per round
@@ -33,7 +21,8 @@ namespace {
 Result bench_pingpong(int n) {
   goro::Chan<int> ping(0);
   goro::Chan<int> pong(0);
-  Join done(1);
+  goro::WaitGroup done;
+  done.add(1);
   goro::go([&] {
     while (std::optional<int> v = ping.recv())
       pong.send(*v + 1);
@@ -79,10 +68,6 @@ Result bench_bufchan(int n) {
   return r;
 }
 
-#endif  // GORO_MICRO_HAVE_CHAN
-
-#ifdef GORO_MICRO_HAVE_MUTEX
-
 // --- mutex ----------------------------------------------------------------------
 // 8 goroutines each take a goro::Mutex n/8 times around an increment;
 // lock/unlock pairs per second.
@@ -90,7 +75,8 @@ Result bench_mutex(int n) {
   constexpr int kWorkers = 8;
   const int per = n / kWorkers;
   goro::Mutex mu;
-  Join join(kWorkers);
+  goro::WaitGroup wg;
+  wg.add(kWorkers);
   std::int64_t counter = 0;  // guarded by mu
   const std::int64_t start = now_ns();
   for (int w = 0; w < kWorkers; ++w) {
@@ -100,21 +86,17 @@ Result bench_mutex(int n) {
         ++counter;
         mu.unlock();
       }
-      join.done();
+      wg.done();
     });
   }
-  const std::int64_t elapsed = join.wait() - start;
+  wg.wait();
+  const std::int64_t elapsed = now_ns() - start;
   const std::int64_t ops = static_cast<std::int64_t>(per) * kWorkers;
   if (counter != ops) throw std::runtime_error("mutex lost an increment");
   Result r{ops / (static_cast<double>(elapsed) / 1e9), "ops/s", {}};
   r.add("ns_per_op", "{:.2f}", ns_per_op(elapsed, ops));
-  r.add("join", "{}", Join::kKind);
   return r;
 }
-
-#endif  // GORO_MICRO_HAVE_MUTEX
-
-#ifdef GORO_MICRO_HAVE_CHAN
 
 // --- skynet (channel version, Go's shape) -------------------------------------------
 // Each inner node spawns ten children and receives their sums from an
@@ -156,8 +138,10 @@ Result bench_skynet(int n) {
 // them, as Go's version does, so none is left parked on a dead channel.
 Result bench_parkmem(int n) {
   goro::Chan<int> block(0);
-  Join started(n);
-  Join exited(n);
+  goro::WaitGroup started;
+  started.add(n);
+  goro::WaitGroup exited;
+  exited.add(n);
   const std::int64_t before = rss_bytes();
   for (int i = 0; i < n; ++i) {
     goro::go([&] {
@@ -175,10 +159,6 @@ Result bench_parkmem(int n) {
   r.add("rss_after_kib", "{}", after / 1024);
   return r;
 }
-
-#endif  // GORO_MICRO_HAVE_CHAN
-
-#ifdef GORO_MICRO_HAVE_SELECT
 
 // --- select2 ----------------------------------------------------------------------
 // A two-case receive select where both channels are closed, so both cases are
@@ -200,30 +180,16 @@ Result bench_select2(int n) {
   return r;
 }
 
-#endif  // GORO_MICRO_HAVE_SELECT
-
-// The last entry is a sentinel so the array is never empty; sync_benches()
-// leaves it out.
 constexpr Bench kSyncBenches[] = {
-#ifdef GORO_MICRO_HAVE_CHAN
-    {"pingpong", "chan", 500'000, bench_pingpong},
-    {"bufchan", "chan", 5'000'000, bench_bufchan},
-    {"skynet", "chan", 1'000'000, bench_skynet},
-    {"parkmem", "chan", 100'000, bench_parkmem},
-#endif
-#ifdef GORO_MICRO_HAVE_MUTEX
-    {"mutex", "mutex", 2'000'000, bench_mutex},
-#endif
-#ifdef GORO_MICRO_HAVE_SELECT
-    {"select2", "select", 2'000'000, bench_select2},
-#endif
-    {nullptr, nullptr, 0, nullptr},
+    {"pingpong", "chan", 500'000, bench_pingpong}, {"bufchan", "chan", 5'000'000, bench_bufchan},
+    {"skynet", "chan", 1'000'000, bench_skynet},   {"parkmem", "chan", 100'000, bench_parkmem},
+    {"mutex", "mutex", 2'000'000, bench_mutex},    {"select2", "select", 2'000'000, bench_select2},
 };
 
 }  // namespace
 
 std::span<const Bench> sync_benches() {
-  return std::span<const Bench>(kSyncBenches).first(std::size(kSyncBenches) - 1);
+  return kSyncBenches;
 }
 
 }  // namespace goro_micro
