@@ -1,0 +1,225 @@
+// NetFd: see netfd.hpp for the design.
+#include "framework/net/netfd.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <vector>
+
+#include "goro/detail/park.hpp"
+#include "netpoll/netpoll.hpp"
+
+namespace goro::net {
+
+using detail::PollMode;
+
+namespace {
+
+std::error_code sys_error(int e) {
+  return {e, std::system_category()};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NetFd>> NetFd::open(int fd) {
+  std::error_code ec;
+  detail::PollDesc* pd = detail::poll_open(fd, ec);
+  if (pd == nullptr) {
+    ::close(fd);
+    return ec;
+  }
+  return std::unique_ptr<NetFd>(new NetFd(fd, pd));
+}
+
+NetFd::~NetFd() {
+  (void)close();
+}
+
+bool NetFd::acquire() {
+  // relaxed: the reference only keeps the fd number alive; the closed check
+  // is advisory (an operation racing with close() is woken by the eviction).
+  std::uint64_t s = state_.fetch_add(kOneRef, std::memory_order_relaxed);
+  if ((s & kClosed) == 0) return true;
+  release();
+  return false;
+}
+
+void NetFd::release() {
+  std::uint64_t s = state_.fetch_sub(kOneRef, std::memory_order_acq_rel);
+  if (s == (kClosed | kOneRef)) destroy();
+}
+
+void NetFd::destroy() {
+  detail::poll_close(pd_);
+  ::close(fd_);
+}
+
+Result<void> NetFd::close() {
+  std::uint64_t s = state_.fetch_or(kClosed, std::memory_order_acq_rel);
+  if (s & kClosed) return errc::closed;
+  detail::poll_evict(pd_);
+  release();  // the owner's reference
+  return {};
+}
+
+Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
+  Ref ref(this);
+  if (!ref.ok()) return errc::closed;
+  if (n == 0) return std::size_t{0};
+  // Deadlines and close win over available data, as in Go.
+  if (auto ec = detail::poll_check(pd_, PollMode::kRead)) return ec;
+  for (;;) {
+    if (read_drained_) {
+      if (auto ec = detail::poll_wait(pd_, PollMode::kRead)) return ec;
+      read_drained_ = false;
+    } else {
+      detail::poll_prepare(pd_, PollMode::kRead);
+    }
+    const ssize_t r = ::read(fd_, buf, n);
+    if (r >= 0) {
+      // A short read drained the receive queue (see "The read fast path").
+      if (r > 0 && static_cast<std::size_t>(r) < n) read_drained_ = true;
+      return static_cast<std::size_t>(r);
+    }
+    if (errno == EAGAIN) {
+      read_drained_ = true;
+    } else if (errno != EINTR) {
+      return sys_error(errno);
+    }
+  }
+}
+
+Result<std::size_t> NetFd::write_all(const void* buf, std::size_t n) {
+  Ref ref(this);
+  if (!ref.ok()) return errc::closed;
+  if (auto ec = detail::poll_check(pd_, PollMode::kWrite)) return ec;
+  const auto* p = static_cast<const std::byte*>(buf);
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t w = ::send(fd_, p + done, n - done, MSG_NOSIGNAL);
+    if (w >= 0) {
+      done += static_cast<std::size_t>(w);
+    } else if (errno == EAGAIN) {
+      if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) return ec;
+    } else if (errno != EINTR) {
+      return sys_error(errno);
+    }
+  }
+  return n;
+}
+
+Result<std::size_t> NetFd::writev_all(const iovec* iov, std::size_t count) {
+  Ref ref(this);
+  if (!ref.ok()) return errc::closed;
+  if (auto ec = detail::poll_check(pd_, PollMode::kWrite)) return ec;
+  std::vector<iovec> v(iov, iov + count);  // advanced in place on partial writes
+  std::size_t total = 0;
+  std::size_t first = 0;
+  for (const iovec& b : v)
+    total += b.iov_len;
+  while (first < v.size()) {
+    if (v[first].iov_len == 0) {
+      ++first;
+      continue;
+    }
+    msghdr msg{};
+    msg.msg_iov = &v[first];
+    msg.msg_iovlen = std::min<std::size_t>(v.size() - first, IOV_MAX);
+    const ssize_t w = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EAGAIN) {
+        if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) return ec;
+      } else if (errno != EINTR) {
+        return sys_error(errno);
+      }
+      continue;
+    }
+    auto left = static_cast<std::size_t>(w);
+    while (left > 0) {
+      const std::size_t take = std::min(left, v[first].iov_len);
+      v[first].iov_base = static_cast<char*>(v[first].iov_base) + take;
+      v[first].iov_len -= take;
+      left -= take;
+      if (v[first].iov_len == 0) ++first;
+    }
+  }
+  return total;
+}
+
+Result<int> NetFd::accept(Addr* peer) {
+  Ref ref(this);
+  if (!ref.ok()) return errc::closed;
+  if (auto ec = detail::poll_check(pd_, PollMode::kRead)) return ec;
+  for (;;) {
+    if (accept_drained_) {
+      if (auto ec = detail::poll_wait(pd_, PollMode::kRead)) return ec;
+      accept_drained_ = false;
+    } else {
+      detail::poll_prepare(pd_, PollMode::kRead);
+    }
+    sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    const int c =
+        ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c >= 0) {
+      if (peer != nullptr) *peer = Addr(reinterpret_cast<sockaddr*>(&ss), len);
+      return c;
+    }
+    if (errno == EAGAIN) {
+      accept_drained_ = true;
+    } else if (errno != EINTR && errno != ECONNABORTED) {
+      return sys_error(errno);
+    }
+  }
+}
+
+Result<void> NetFd::connect(const sockaddr* sa, socklen_t len, std::int64_t deadline) {
+  Ref ref(this);
+  if (!ref.ok()) return errc::closed;
+  detail::poll_prepare(pd_, PollMode::kWrite);  // registration reported "writable"
+  if (::connect(fd_, sa, len) == 0) return {};
+  if (errno != EINPROGRESS && errno != EINTR && errno != EALREADY) return sys_error(errno);
+  if (deadline != 0) detail::poll_set_deadline(pd_, deadline, PollMode::kWrite);
+  std::error_code result;
+  for (;;) {
+    if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) {
+      result = ec;
+      break;
+    }
+    int err = 0;
+    socklen_t errlen = sizeof err;
+    if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &errlen) != 0) err = errno;
+    if (err == EINPROGRESS || err == EALREADY || err == EINTR) continue;
+    if (err == 0 || err == EISCONN) {
+      // The poller may wake us spuriously (Go #14548): connected only if
+      // the socket has a peer.
+      sockaddr_storage peer;
+      socklen_t plen = sizeof peer;
+      if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&peer), &plen) == 0) break;
+      continue;
+    }
+    result = sys_error(err);
+    break;
+  }
+  if (deadline != 0) detail::poll_set_deadline(pd_, 0, PollMode::kWrite);
+  return result;
+}
+
+Result<void> NetFd::shutdown(int how) {
+  Ref ref(this);
+  if (!ref.ok()) return errc::closed;
+  if (::shutdown(fd_, how) != 0) return sys_error(errno);
+  return {};
+}
+
+Result<void> NetFd::set_deadline(std::int64_t when, int mode) {
+  Ref ref(this);
+  if (!ref.ok()) return errc::closed;
+  detail::poll_set_deadline(pd_, when, static_cast<PollMode>(mode));
+  return {};
+}
+
+}  // namespace goro::net

@@ -1,0 +1,104 @@
+// NetFd: a non-blocking socket registered with the netpoller, and the
+// syscall-first I/O loops on it (Go's internal/poll.FD). Internal to goro::net.
+//
+// ## Lifetime (Go's fdMutex, reduced to a reference count)
+// `state_` packs a closed bit and a count of references. The owner holds one
+// reference from open() until close(); every operation holds one while it
+// runs. close() sets the closed bit, evicts the poll descriptor (waking the
+// operations parked in it with errc::closed) and drops the owner's reference;
+// whoever drops the last reference deregisters the descriptor and close(2)s
+// the fd. So an fd number is never closed (and reused by the kernel) while a
+// goroutine may still pass it to a syscall. Unlike Go's fdMutex, operations
+// in the same direction are not serialised: the wait slot allows one waiter.
+//
+// ## The read fast path (DESIGN.md §5)
+// Try the syscall first; park only on EAGAIN. A short read on a stream
+// socket means the receive queue was empty at that instant, so the next read
+// goes straight to poll_wait (`read_drained_`): if no edge arrived since, it
+// parks without the read that would only return EAGAIN; if one did, the wait
+// returns at once and the read runs. Before a read that does not follow a
+// wait, poll_prepare drops a stale edge so that its EAGAIN parks at once.
+// Writes go straight to send(2) and wait only when the buffer is full.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "goro/net.hpp"
+#include "goro/result.hpp"
+
+namespace goro::detail {
+struct PollDesc;
+}
+
+namespace goro::net {
+
+class NetFd {
+ public:
+  // Takes ownership of `fd` (must be O_NONBLOCK) and registers it. On failure
+  // the fd is closed.
+  static Result<std::unique_ptr<NetFd>> open(int fd);
+  ~NetFd();
+
+  NetFd(const NetFd&) = delete;
+  NetFd& operator=(const NetFd&) = delete;
+
+  int sysfd() const { return fd_; }
+
+  Result<std::size_t> read(void* buf, std::size_t n);
+  Result<std::size_t> write_all(const void* buf, std::size_t n);
+  Result<std::size_t> writev_all(const iovec* iov, std::size_t count);
+  // accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC; EAGAIN parks, ECONNABORTED
+  // retries, everything else (EMFILE ...) is returned.
+  Result<int> accept(Addr* peer);
+  // Non-blocking connect; parks until connected, failed or the deadline
+  // (absolute nanotime(), 0 none) passes.
+  Result<void> connect(const sockaddr* sa, socklen_t len, std::int64_t deadline);
+  Result<void> shutdown(int how);
+
+  // `when` in nanotime(), 0 clears; mode: 1 read, 2 write, 3 both.
+  Result<void> set_deadline(std::int64_t when, int mode);
+
+  // See "Lifetime". Idempotent: a second close returns errc::closed.
+  Result<void> close();
+
+ private:
+  NetFd(int fd, detail::PollDesc* pd) : fd_(fd), pd_(pd) {}
+
+  // RAII reference for one operation; `ok()` is false after close().
+  class Ref {
+   public:
+    explicit Ref(NetFd* f) : f_(f), ok_(f->acquire()) {}
+    ~Ref() {
+      if (ok_) f_->release();
+    }
+    bool ok() const { return ok_; }
+
+   private:
+    NetFd* f_;
+    bool ok_;
+  };
+
+  bool acquire();
+  void release();
+  void destroy();
+
+  static constexpr std::uint64_t kClosed = 1;
+  static constexpr std::uint64_t kOneRef = 2;
+
+  const int fd_;
+  detail::PollDesc* const pd_;
+  // closed bit | references * kOneRef; see "Lifetime". acq_rel on the
+  // decrement so the last releaser sees every other user's accesses.
+  std::atomic<std::uint64_t> state_{kOneRef};
+  // Owned by the (single) reading goroutine; see "The read fast path".
+  bool read_drained_ = false;
+  bool accept_drained_ = false;
+};
+
+}  // namespace goro::net

@@ -1,0 +1,76 @@
+// netpoll: the runtime's side of blocking-style sockets (Go's
+// runtime/netpoll.go). Internal to goro; framework/net is its only user.
+//
+// A non-blocking fd is registered once (poll_open) and gets a PollDesc. The
+// I/O layer always tries the syscall first; on EAGAIN it calls poll_wait,
+// which parks the goroutine until the poller sees the fd ready, a deadline
+// passes (errc::timeout) or another goroutine evicts the descriptor
+// (errc::closed). Closing is two-phase, as Go's fdMutex + pollUnblock /
+// pollClose: poll_evict wakes every waiter and refuses new waits; when the
+// last user has left, poll_close deregisters the fd and recycles the
+// descriptor, and only then may the caller close(2) the fd.
+//
+// Concurrency: at most one goroutine waits per direction (one reader and one
+// writer at a time); a second waiter is a fatal "netpoll: double wait".
+// Deadlines, eviction and waits may come from any goroutine.
+#pragma once
+
+#include <cstdint>
+#include <system_error>
+
+#include "scheduler/poller.hpp"
+
+namespace goro::detail {
+
+struct PollDesc;
+
+enum class PollMode : std::uint8_t { kRead = 1, kWrite = 2, kReadWrite = 3 };
+
+// Registers `fd` (already O_NONBLOCK) with the poller. The runtime must be
+// running.
+PollDesc* poll_open(int fd, std::error_code& ec);
+// Wakes parked waiters with errc::closed and makes later waits fail the same
+// way. Idempotent; callable from any thread.
+void poll_evict(PollDesc* pd);
+// Deregisters and recycles `pd` (after poll_evict, with no goroutine inside
+// poll_wait). The caller closes the fd afterwards.
+void poll_close(PollDesc* pd);
+
+// Parks until `mode` (kRead or kWrite) is ready. Returns success (retry the
+// syscall), errc::timeout or errc::closed. A readiness edge that arrived since
+// the last wait or poll_prepare satisfies it at once.
+std::error_code poll_wait(PollDesc* pd, PollMode mode);
+// The error a wait would return right now (closed, timeout), without parking.
+std::error_code poll_check(PollDesc* pd, PollMode mode);
+// Forgets a readiness edge recorded before this call. Called right before a
+// syscall that will observe the fd's state itself, so that a later EAGAIN does
+// not wake on the stale edge (one wasted syscall). Cheap when nothing is
+// recorded (one load).
+void poll_prepare(PollDesc* pd, PollMode mode);
+
+// Sets the deadline for `mode` to `when` (absolute, nanotime() clock).
+// 0 clears it; a time in the past expires it at once and wakes the waiter with
+// errc::timeout. Ignored after poll_evict.
+void poll_set_deadline(PollDesc* pd, std::int64_t when, PollMode mode);
+
+// The backend interface netpoll/ implements per OS (Go's netpoll_epoll.go):
+// the scheduler-facing Poller plus fd registration.
+class NetPoller : public Poller {
+ public:
+  // Registers fd for read and write edges with `tag` as the event's cookie.
+  virtual std::error_code add(int fd, std::uint64_t tag) = 0;
+  virtual void remove(int fd) = 0;
+};
+
+// Defined by the backend file (epoll_poller.cpp on Linux).
+NetPoller* make_platform_poller();
+
+// For the backend: the poller saw `pd` (from the event cookie) ready. Appends
+// the goroutines it readies to `out`; returns how many.
+struct GQueue;
+int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, GQueue& out);
+// Goroutines parked in poll_wait (Go's netpollWaiters); drives has_waiters().
+bool poll_has_waiters() noexcept;
+void poll_waiters_sub(std::int64_t n) noexcept;
+
+}  // namespace goro::detail

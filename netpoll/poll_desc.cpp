@@ -1,0 +1,365 @@
+// Poll descriptors: waiting for readiness, deadlines and eviction (Go's
+// runtime/netpoll.go; reference go-scheduler.md §8). The backend-neutral half
+// of netpoll; epoll_poller.cpp is the Linux backend.
+//
+// ## The nouns
+// A PollDesc per registered fd, with one wait slot per direction (rg, wg).
+// A slot holds kSlotNil (nothing), kSlotReady (an edge arrived that nobody
+// has consumed), kSlotWait (a goroutine is on its way to parking) or the
+// parked G itself. Edge-triggered registration means the kernel reports each
+// change once; the slot is the memory of that edge until a reader consumes it.
+//
+// ## Waiting (Go's netpollblock / netpollblockcommit / netpollunblock)
+// The waiter CASes nil -> wait (or consumes ready -> nil and returns at once),
+// then parks; the park *commit* runs after the goroutine is off its stack and
+// CASes wait -> G. Only then can an unblocker see the G and ready it, so it is
+// never resumed while still running (detail/park.hpp). If an unblocker got
+// there first (wait -> ready or wait -> nil) the commit's CAS fails and the
+// park is cancelled. After waking, the waiter swaps the slot back to nil: it
+// read `ready` if I/O woke it, `nil` if a deadline or eviction did.
+// The unblockers (poller, deadline timer, eviction) never block and never
+// run the G themselves: the poller hands Gs to the scheduler in a batch, the
+// others call ready().
+// Lost-wakeup argument: the waiter stores `wait` then reads `info`; eviction
+// and deadlines store `info` then read the slot. All four are seq_cst, so at
+// least one side sees the other's store: either the waiter sees the error and
+// does not park, or the unblocker sees `wait`/G and wakes it.
+//
+// ## Deadlines (Go's pollSetDeadline / netpolldeadlineimpl)
+// Each direction has an intrusive Timer. A timer's callback carries the seq it
+// was armed with; resetting, evicting or reusing the descriptor bumps rseq /
+// wseq under `lock`, so a callback already in flight finds a stale seq and
+// does nothing. The callback sets rd/wd = -1 (expired), republishes `info`
+// and unblocks the waiter with no I/O. Unlike Go's runtime timers, goro's
+// timer_stop waits for a running callback to return, and the callback takes
+// `lock`; so `lock` is never held across timer_stop/timer_start. A second
+// mutex, timer_lock, serialises the timer operations themselves.
+// Rejected: Go's combined read+write timer when rd == wd. It saves a heap
+// entry for Go's SetDeadline, but costs a third code path; two timers are
+// cheap with eager deletion.
+//
+// ## The cache (Go's pollCache)
+// Descriptors come from blocks of kBlockDescs and return to a free list; they
+// are never freed, so an event or timer holding a stale pointer always reads
+// a PollDesc and can check its incarnation (fdseq, rseq, wseq).
+#include "netpoll/poll_desc.hpp"
+
+#include <vector>
+
+#include "goro/detail/park.hpp"
+#include "goro/result.hpp"
+#include "netpoll/netpoll.hpp"
+#include "scheduler/debug.hpp"
+#include "scheduler/runq.hpp"
+
+namespace goro::detail {
+
+// The goro::run the timer heaps belong to; bumped by netpoll_create.
+extern std::atomic<std::uint64_t> g_netpoll_epoch;
+
+namespace {
+
+// Goroutines parked in a slot (Go's netpollWaiters). Incremented by the park
+// commit before it publishes the G (so the count never dips below the truth),
+// decremented by whoever takes a G out of a slot.
+std::atomic<std::int64_t> g_waiters{0};
+
+constexpr int kBlockDescs = 64;
+constexpr int kTagShift = 48;
+constexpr std::uint64_t kPtrMask = (std::uint64_t{1} << kTagShift) - 1;
+
+struct PollCache {
+  std::mutex mu;
+  PollDesc* free = nullptr;       // (mu)
+  std::vector<PollDesc*> blocks;  // (mu) kept so the blocks stay reachable
+};
+
+PollCache& cache() {
+  // Leaked on purpose: descriptors must outlive every static destructor.
+  static PollCache* c = new PollCache;
+  return *c;
+}
+
+std::atomic<std::uintptr_t>& slot_of(PollDesc* pd, PollMode mode) {
+  return mode == PollMode::kRead ? pd->rg : pd->wg;
+}
+
+// Go's netpollunblock. Returns the parked G, if any, for the caller to ready.
+G* unblock(PollDesc* pd, PollMode mode, bool ioready) {
+  auto& slot = slot_of(pd, mode);
+  std::uintptr_t old = slot.load();
+  for (;;) {
+    if (old == kSlotReady) return nullptr;
+    if (old == kSlotNil && !ioready) return nullptr;
+    const std::uintptr_t next = ioready ? kSlotReady : kSlotNil;
+    if (slot.compare_exchange_weak(old, next)) {
+      if (old == kSlotNil || old == kSlotWait) return nullptr;
+      return reinterpret_cast<G*>(old);
+    }
+  }
+}
+
+void ready_waiter(G* g) {
+  if (g == nullptr) return;
+  g_waiters.fetch_sub(1);
+  ready(g);
+}
+
+bool commit_wait(G* g, void* arg) {
+  auto* slot = static_cast<std::atomic<std::uintptr_t>*>(arg);
+  g_waiters.fetch_add(1);
+  std::uintptr_t expected = kSlotWait;
+  if (slot->compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(g))) return true;
+  g_waiters.fetch_sub(1);  // an unblocker came first: do not park
+  return false;
+}
+
+// Go's netpollblock: true if an I/O edge was consumed.
+bool block(PollDesc* pd, PollMode mode) {
+  auto& slot = slot_of(pd, mode);
+  std::uintptr_t old = slot.load();
+  for (;;) {
+    if (old == kSlotReady) {
+      if (slot.compare_exchange_weak(old, kSlotNil)) return true;
+    } else if (old == kSlotNil) {
+      if (slot.compare_exchange_weak(old, kSlotWait)) break;
+    } else {
+      fatal("netpoll: double wait (two goroutines waiting on one fd in one direction)");
+    }
+  }
+  // Re-check after publishing `wait`: the Dekker half of the essay.
+  if (!poll_check(pd, mode)) park(WaitReason::kIOWait, commit_wait, &slot);
+  old = slot.exchange(kSlotNil);
+  GORO_CHECK(old <= kSlotWait, "netpoll: corrupted wait slot");
+  return old == kSlotReady;
+}
+
+void deadline_fired(PollDesc* pd, std::uint64_t seq, PollMode mode) {
+  G* g = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pd->lock);
+    const bool read = mode == PollMode::kRead;
+    if (seq != (read ? pd->rseq : pd->wseq)) return;  // reset, evicted or reused since armed
+    (read ? pd->rd : pd->wd) = -1;
+    pd->publish_info_locked();
+    g = unblock(pd, mode, false);
+  }
+  ready_waiter(g);
+}
+
+void read_deadline_fired(void* arg, std::uint64_t seq) {
+  deadline_fired(static_cast<PollDesc*>(arg), seq, PollMode::kRead);
+}
+void write_deadline_fired(void* arg, std::uint64_t seq) {
+  deadline_fired(static_cast<PollDesc*>(arg), seq, PollMode::kWrite);
+}
+
+// timer_lock held. Timers armed by an earlier goro::run point into heaps that
+// no longer exist: forget them rather than stop them.
+void forget_stale_timers(PollDesc* pd) {
+  const std::uint64_t epoch = g_netpoll_epoch.load(std::memory_order_relaxed);
+  if (pd->timer_epoch == epoch) return;
+  for (Timer* t : {&pd->rt, &pd->wt}) {
+    t->heap.store(nullptr, std::memory_order_relaxed);
+    t->running.store(false, std::memory_order_relaxed);
+    t->index = -1;
+  }
+  pd->rt_armed = pd->wt_armed = false;
+  pd->timer_epoch = epoch;
+}
+
+// timer_lock held, `lock` not held. Stops `t` (its callback, if running, sees
+// a stale seq) and re-arms it for `when` > 0.
+void rearm(PollDesc* pd, Timer* t, bool* armed, std::int64_t when, std::uint64_t seq) {
+  if (*armed) timer_stop(t);
+  *armed = false;
+  if (when <= 0) return;
+  t->when = when;
+  t->seq = seq;
+  t->arg = pd;
+  timer_start(t);
+  *armed = true;
+}
+
+}  // namespace
+
+std::uint32_t PollDesc::publish_info_locked() noexcept {
+  std::uint32_t bits = 0;
+  if (closing) bits |= kInfoClosing;
+  if (rd < 0) bits |= kInfoReadExpired;
+  if (wd < 0) bits |= kInfoWriteExpired;
+  info.store(bits);
+  return bits;
+}
+
+std::uint64_t poll_tag(const PollDesc* pd, std::uint32_t seq) noexcept {
+  return reinterpret_cast<std::uintptr_t>(pd) | (std::uint64_t{seq & 0xffffu} << kTagShift);
+}
+
+PollDesc* poll_cache_alloc() {
+  PollCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (c.free == nullptr) {
+    auto* block = new PollDesc[kBlockDescs];
+    c.blocks.push_back(block);
+    for (int i = 0; i < kBlockDescs; ++i) {
+      GORO_CHECK((reinterpret_cast<std::uintptr_t>(&block[i]) & ~kPtrMask) == 0,
+                 "netpoll: descriptor address does not fit the event tag");
+      block[i].rt.fn = read_deadline_fired;
+      block[i].wt.fn = write_deadline_fired;
+      block[i].free_link = c.free;
+      c.free = &block[i];
+    }
+  }
+  PollDesc* pd = c.free;
+  c.free = pd->free_link;
+  pd->free_link = nullptr;
+  return pd;
+}
+
+void poll_cache_free(PollDesc* pd) {
+  {
+    // A new incarnation: in-flight events for the old fd are now stale.
+    std::lock_guard<std::mutex> lock(pd->lock);
+    pd->fdseq.fetch_add(1);
+    pd->fd = -1;
+  }
+  PollCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  pd->free_link = c.free;
+  c.free = pd;
+}
+
+// Readies `pd` for a fresh fd; returns the event tag to register.
+std::uint64_t poll_desc_init(PollDesc* pd, int fd) {
+  std::lock_guard<std::mutex> lock(pd->lock);
+  GORO_CHECK(pd->rg.load() <= kSlotWait && pd->wg.load() <= kSlotWait,
+             "netpoll: goroutine blocked on a free descriptor");
+  pd->fd = fd;
+  pd->closing = false;
+  pd->rd = pd->wd = 0;
+  ++pd->rseq;
+  ++pd->wseq;
+  pd->rg.store(kSlotNil);
+  pd->wg.store(kSlotNil);
+  const std::uint32_t seq = pd->fdseq.fetch_add(1) + 1;
+  pd->publish_info_locked();
+  return poll_tag(pd, seq);
+}
+
+std::error_code poll_check(PollDesc* pd, PollMode mode) {
+  const std::uint32_t info = pd->info.load();
+  if (info & kInfoClosing) return errc::closed;
+  if (mode == PollMode::kRead && (info & kInfoReadExpired)) return errc::timeout;
+  if (mode == PollMode::kWrite && (info & kInfoWriteExpired)) return errc::timeout;
+  return {};
+}
+
+std::error_code poll_wait(PollDesc* pd, PollMode mode) {
+  if (auto ec = poll_check(pd, mode)) return ec;
+  while (!block(pd, mode)) {
+    if (auto ec = poll_check(pd, mode)) return ec;
+    // A deadline fired and was reset before we ran: not an error, wait again.
+  }
+  return {};
+}
+
+void poll_prepare(PollDesc* pd, PollMode mode) {
+  auto& slot = slot_of(pd, mode);
+  // relaxed: only this goroutine turns `ready` into anything but `ready`
+  // while it is not waiting, so a stale read just skips a CAS that would fail.
+  std::uintptr_t old = slot.load(std::memory_order_relaxed);
+  if (old == kSlotReady) slot.compare_exchange_strong(old, kSlotNil);
+}
+
+void poll_set_deadline(PollDesc* pd, std::int64_t when, PollMode mode) {
+  const bool set_r = (static_cast<int>(mode) & static_cast<int>(PollMode::kRead)) != 0;
+  const bool set_w = (static_cast<int>(mode) & static_cast<int>(PollMode::kWrite)) != 0;
+  G* rg = nullptr;
+  G* wg = nullptr;
+  {
+    std::lock_guard<std::mutex> tl(pd->timer_lock);
+    forget_stale_timers(pd);
+    std::int64_t rd, wd;
+    std::uint64_t rseq, wseq;
+    bool rearm_r = false, rearm_w = false;
+    {
+      std::lock_guard<std::mutex> lock(pd->lock);
+      if (pd->closing) return;
+      const std::int64_t d = (when != 0 && when <= nanotime()) ? -1 : when;
+      if (set_r && (pd->rd != d || d <= 0)) {
+        pd->rd = d;
+        ++pd->rseq;
+        rearm_r = true;
+      }
+      if (set_w && (pd->wd != d || d <= 0)) {
+        pd->wd = d;
+        ++pd->wseq;
+        rearm_w = true;
+      }
+      pd->publish_info_locked();
+      if (set_r && pd->rd < 0) rg = unblock(pd, PollMode::kRead, false);
+      if (set_w && pd->wd < 0) wg = unblock(pd, PollMode::kWrite, false);
+      rd = pd->rd, wd = pd->wd, rseq = pd->rseq, wseq = pd->wseq;
+    }
+    if (rearm_r) rearm(pd, &pd->rt, &pd->rt_armed, rd, rseq);
+    if (rearm_w) rearm(pd, &pd->wt, &pd->wt_armed, wd, wseq);
+  }
+  ready_waiter(rg);
+  ready_waiter(wg);
+}
+
+void poll_evict(PollDesc* pd) {
+  G* rg = nullptr;
+  G* wg = nullptr;
+  {
+    std::lock_guard<std::mutex> tl(pd->timer_lock);
+    forget_stale_timers(pd);
+    {
+      std::lock_guard<std::mutex> lock(pd->lock);
+      if (pd->closing) return;
+      pd->closing = true;
+      ++pd->rseq;
+      ++pd->wseq;
+      pd->publish_info_locked();
+      rg = unblock(pd, PollMode::kRead, false);
+      wg = unblock(pd, PollMode::kWrite, false);
+    }
+    rearm(pd, &pd->rt, &pd->rt_armed, 0, 0);
+    rearm(pd, &pd->wt, &pd->wt_armed, 0, 0);
+  }
+  ready_waiter(rg);
+  ready_waiter(wg);
+}
+
+int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, GQueue& out) {
+  auto* pd = reinterpret_cast<PollDesc*>(static_cast<std::uintptr_t>(tag & kPtrMask));
+  // acquire pairs with nothing in particular: a stale tag is dropped, and a
+  // tag that matches an incarnation being closed right now at worst readies
+  // its waiter spuriously, which retries its syscall (Go accepts the same).
+  if ((pd->fdseq.load(std::memory_order_acquire) & 0xffffu) != (tag >> kTagShift)) return 0;
+  int n = 0;
+  if (readable) {
+    if (G* g = unblock(pd, PollMode::kRead, true)) {
+      out.push_back(g);
+      ++n;
+    }
+  }
+  if (writable) {
+    if (G* g = unblock(pd, PollMode::kWrite, true)) {
+      out.push_back(g);
+      ++n;
+    }
+  }
+  return n;
+}
+
+bool poll_has_waiters() noexcept {
+  return g_waiters.load(std::memory_order_relaxed) > 0;
+}
+
+void poll_waiters_sub(std::int64_t n) noexcept {
+  if (n != 0) g_waiters.fetch_sub(n);
+}
+
+}  // namespace goro::detail

@@ -1,0 +1,81 @@
+// PollDesc: the per-fd record the poller and the I/O layer share (Go's
+// pollDesc). See poll_desc.cpp for the protocol essay.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "goro/detail/timer.hpp"
+
+namespace goro::detail {
+
+struct G;
+
+// A wait slot (Go's pd.rg / pd.wg) holds one of these or a parked G*.
+inline constexpr std::uintptr_t kSlotNil = 0;    // nothing happened, nobody waits
+inline constexpr std::uintptr_t kSlotReady = 1;  // an edge arrived, nobody consumed it
+inline constexpr std::uintptr_t kSlotWait = 2;   // a G is about to park (not yet off its stack)
+
+// Bits of PollDesc::info, the lock-free summary of the lock-guarded state
+// (Go's atomicInfo): a waiter reads it after publishing itself in a slot.
+inline constexpr std::uint32_t kInfoClosing = 1u << 0;
+inline constexpr std::uint32_t kInfoReadExpired = 1u << 1;
+inline constexpr std::uint32_t kInfoWriteExpired = 1u << 2;
+
+struct PollDesc {
+  // Type-stable: PollDescs come from blocks that are never freed (see "The
+  // cache" in poll_desc.cpp), so a stale pointer from an in-flight event or
+  // timer always points at a PollDesc, and `fdseq` / `rseq` / `wseq` tell
+  // whether it is still the same incarnation.
+
+  // Free-list link; under the cache lock, only while the descriptor is free.
+  PollDesc* free_link = nullptr;
+  // Set by poll_open before registration; read-only while open.
+  int fd = -1;
+
+  // Wait slots: kSlotNil / kSlotReady / kSlotWait / G*. Written by CAS from
+  // the waiter, the poller, deadline timers and eviction; seq_cst throughout
+  // because each writer then reads `info` (or each reader of `info` then
+  // writes the slot): a Dekker pattern, see "Waiting" in poll_desc.cpp.
+  std::atomic<std::uintptr_t> rg{kSlotNil};
+  std::atomic<std::uintptr_t> wg{kSlotNil};
+
+  // Incarnation tag, bumped at open and at close; its low 16 bits ride in the
+  // epoll cookie so events for a previous fd are dropped (Go #59545). Written
+  // under `lock`; read by the poller without it.
+  std::atomic<std::uint32_t> fdseq{0};
+  // Summary of closing / rd / wd (kInfo* bits); written under `lock`.
+  std::atomic<std::uint32_t> info{0};
+
+  // Guards the fields below it; never held while parking or calling into
+  // the timer heap (deadline callbacks take it; see "Deadlines").
+  std::mutex lock;
+  bool closing = false;
+  std::int64_t rd = 0;  // read deadline: 0 none, -1 expired, else nanotime()
+  std::int64_t wd = 0;
+  std::uint64_t rseq = 0;  // bumped whenever rt's pending callback goes stale
+  std::uint64_t wseq = 0;
+
+  // Serialises timer operations (set_deadline, eviction) so the Timer records
+  // are only rewritten while stopped. Taken before `lock`, never inside it.
+  std::mutex timer_lock;
+  Timer rt;                       // read deadline timer (timer_lock)
+  Timer wt;                       // write deadline timer (timer_lock)
+  std::uint64_t timer_epoch = 0;  // the goro::run that armed rt/wt (timer_lock)
+  bool rt_armed = false;          // (timer_lock)
+  bool wt_armed = false;          // (timer_lock)
+
+  std::uint32_t publish_info_locked() noexcept;
+};
+
+// The cookie carried in the poller's event: pointer plus 16 bits of fdseq.
+std::uint64_t poll_tag(const PollDesc* pd, std::uint32_t seq) noexcept;
+
+// The cache (poll_desc.cpp "The cache").
+PollDesc* poll_cache_alloc();
+void poll_cache_free(PollDesc* pd);
+// Readies a descriptor from the cache for `fd`; returns its event tag.
+std::uint64_t poll_desc_init(PollDesc* pd, int fd);
+
+}  // namespace goro::detail
