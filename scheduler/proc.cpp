@@ -30,6 +30,10 @@
 #include "scheduler/proc.hpp"
 #include "scheduler/switch.hpp"
 
+#if defined(GORO_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace goro::detail {
 namespace {
 
@@ -96,6 +100,12 @@ StackPool& stack_pool() {
 }
 
 void gfree_put(P* p, G* g) {
+#if defined(GORO_ASAN)
+  // The dead goroutine's last frames never returned (exit switches away), so
+  // their redzones are still poisoned; the next goroutine on this stack must
+  // start clean.
+  if (g->stack.lo != nullptr) __asan_unpoison_memory_region(g->stack.lo, g->stack.size);
+#endif
   g->task = nullptr;
   g->task_storage = nullptr;
   g->wait_reason = WaitReason::kNone;
@@ -180,7 +190,7 @@ void start_g(G* g, const TaskVTable* vt) noexcept {
   g->task = vt;
   M* m = current_m();
   P* p = m->p;
-  p->spawned.store(p->spawned.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  p->spawned.store(p->spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
   runq_put(p, g, true);
   wakep();
@@ -352,10 +362,16 @@ int maxprocs() {
 
 std::size_t num_goroutines() {
   using namespace detail;
-  std::int64_t n = sched.dead_p_spawned.load() - sched.dead_p_exited.load();
-  for (P* p : sched.allp) {
-    n += p->spawned.load(std::memory_order_relaxed) - p->exited.load(std::memory_order_relaxed);
-  }
+  // Exits are summed before spawns, so the count can only err high, never
+  // low: every exit we see (acquire, pairing with exit_current's release)
+  // happened after its goroutine's spawn, whose increment is then visible to
+  // the later reads of the spawn counters. Summing both per P instead could
+  // miss a goroutine spawned on one P and exited on another between the reads.
+  std::int64_t exited = 0;
+  for (P* p : sched.allp) exited += p->exited.load(std::memory_order_acquire);
+  std::int64_t spawned = 0;
+  for (P* p : sched.allp) spawned += p->spawned.load(std::memory_order_acquire);
+  std::int64_t n = spawned - exited;
   return n < 0 ? 0 : static_cast<std::size_t>(n);
 }
 

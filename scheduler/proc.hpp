@@ -51,6 +51,10 @@ StackPool& stack_pool();
 // back when the thread limit or the OS refuses.
 void newm(P* p, bool spinning);
 
+// checkdead.cpp: reports a deadlock (and exits) when no goroutine can ever
+// run again; called by an M about to sleep.
+void check_dead();
+
 // sysmon.cpp
 void sysmon_start();
 void sysmon_stop();

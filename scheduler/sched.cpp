@@ -97,7 +97,7 @@ void mark_running(M* m, P* p, G* g, bool inherit) {
   g->status.store(GStatus::kRunning, std::memory_order_relaxed);
   g->last_m = m;
   m->curg = g;
-  p->running_g.store(g, std::memory_order_relaxed);
+  p->running_g.store(g, std::memory_order_release);
 }
 
 // Runs the after-switch action left by whoever switched to us (see the essay).
@@ -194,7 +194,9 @@ void park(WaitReason reason, ParkCommit commit, void* arg) {
   M* m = current_m();
   G* g = m->curg;
   P* p = m->p;
-  p->exited.store(p->exited.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // release pairs with num_goroutines()'s acquire: a caller that sees the
+  // count drop also sees everything this goroutine did.
+  p->exited.store(p->exited.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   g->status.store(GStatus::kDead, std::memory_order_relaxed);
   m->after = AfterSwitch::kFree;
   m->after_g = g;
@@ -299,6 +301,7 @@ void sleep_until(std::chrono::steady_clock::time_point t) {
   Timer timer;
   timer.when = when;
   timer.arg = g;
+  timer.detached = true;  // ready() below ends the frame holding it
   timer.fn = [](void* arg, std::uint64_t) { ready(static_cast<G*>(arg)); };
   // The timer is started in the commit, once we are off our stack: it may fire
   // on another M at once, and ready() requires us to be parked.

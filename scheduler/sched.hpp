@@ -74,8 +74,9 @@ struct P {
   // Incremented on every non-inherited schedule; read by sysmon (hence
   // atomic, relaxed: a stale read only delays a preemption flag by a tick).
   std::atomic<std::uint32_t> schedtick{0};
-  // The G running on this P (nullptr on g0); written by the owner, read
-  // racily by sysmon to flag preemption (relaxed: advisory only).
+  // The G running on this P (nullptr on g0); written by the owner, read by
+  // sysmon to flag preemption. Release store / acquire load: sysmon touches
+  // the G it finds (G::preempt), so the G's construction must be visible.
   std::atomic<G*> running_g{nullptr};
   TimerHeap timers;
   // Dead Gs with their stacks, for reuse by spawns on this P (owner only).
@@ -120,7 +121,6 @@ struct Sched {
   // Counters (relaxed; statistics only).
   std::atomic<std::uint64_t> steals{0}, stolen{0}, global_takes{0}, parks{0}, m_parks{0},
       preempt_requests{0}, netpoll_wakes{0}, handoffs{0};
-  std::atomic<std::int64_t> dead_p_spawned{0}, dead_p_exited{0};
 };
 
 extern Sched sched;

@@ -23,7 +23,7 @@ RuntimeStats stats() {
   std::uint64_t spawns = 0;
   for (P* p : sched.allp)
     spawns += static_cast<std::uint64_t>(p->spawned.load());
-  s.spawns = spawns + static_cast<std::uint64_t>(sched.dead_p_spawned.load());
+  s.spawns = spawns;
   s.steals = sched.steals.load();
   s.stolen_goroutines = sched.stolen.load();
   s.global_takes = sched.global_takes.load();

@@ -46,7 +46,7 @@ bool retake(std::int64_t now) {
       continue;
     }
     if (now - p->sysmon_when < kForcePreempt) continue;
-    G* g = p->running_g.load(std::memory_order_relaxed);
+    G* g = p->running_g.load(std::memory_order_acquire);
     if (g != nullptr && !g->preempt.exchange(true, std::memory_order_relaxed)) {
       sched.preempt_requests.fetch_add(1, std::memory_order_relaxed);
       acted = true;

@@ -69,13 +69,21 @@ std::int64_t TimerHeap::run(std::int64_t now) {
     // Order matters for timer_stop: `running` is set before `heap` is
     // cleared, both under mu, so a stopper that sees heap == nullptr also
     // sees running == true until the callback has returned.
-    t->running.store(true, std::memory_order_relaxed);
+    const bool detached = t->detached;
+    if (!detached) t->running.store(true, std::memory_order_relaxed);
     remove_locked(0);
+    auto fn = t->fn;
+    void* arg = t->arg;
+    const std::uint64_t seq = t->seq;
     lock.unlock();
-    t->fn(t->arg, t->seq);
-    // release pairs with timer_stop's acquire spin: after it, the callback
-    // no longer touches the Timer or its arg.
-    t->running.store(false, std::memory_order_release);
+    fn(arg, seq);
+    // A detached timer's callback may have ended the Timer's lifetime (a
+    // sleeping goroutine's frame): do not touch it again.
+    if (!detached) {
+      // release pairs with timer_stop's acquire spin: after it, the callback
+      // no longer touches the Timer or its arg.
+      t->running.store(false, std::memory_order_release);
+    }
     lock.lock();
   }
   return items.empty() ? kNever : items[0].when;
@@ -100,20 +108,23 @@ TimerHeap* local_heap() {
 }  // namespace
 
 void timer_start(Timer* t) {
-  GORO_CHECK(t->heap.load(std::memory_order_relaxed) == nullptr,
-             "timers: start of a pending timer");
+  GORO_CHECK(t->heap.load(std::memory_order_relaxed) == nullptr, "timers: start of a pending timer");
   GORO_CHECK(t->fn != nullptr, "timers: no callback");
   TimerHeap* h = local_heap();
+  // Read everything needed before unlocking: once the heap lock is released
+  // the timer may fire on another M and its owner may end its lifetime.
+  const std::int64_t when = t->when;
   bool earliest;
   {
     std::lock_guard<std::mutex> lock(h->mu);
     h->push_locked(t);
     earliest = h->items[0].t == t;
   }
-  if (earliest) wake_netpoller(t->when);
+  if (earliest) wake_netpoller(when);
 }
 
 bool timer_stop(Timer* t) {
+  GORO_CHECK(!t->detached, "timers: timer_stop of a detached timer");
   for (;;) {
     TimerHeap* h = t->heap.load(std::memory_order_acquire);
     if (h == nullptr) {

@@ -26,6 +26,10 @@ struct Timer {
   void (*fn)(void* arg, std::uint64_t seq) = nullptr;
   void* arg = nullptr;
   std::uint64_t seq = 0;
+  // A detached timer is never stopped; its callback may end the Timer's
+  // lifetime (e.g. it readies a goroutine whose frame holds the Timer), so
+  // the runtime does not touch it once the callback has started.
+  bool detached = false;
 
   // Runtime-private. `heap` is the heap holding the timer (nullptr: not
   // pending); written only under that heap's lock. `running` is set while the
