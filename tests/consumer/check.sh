@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds tests/consumer against goro both ways and runs it:
+#   check.sh SOURCE_DIR BUILD_DIR    (BUILD_DIR: goro's configured build tree)
+set -euo pipefail
+src=$1
+build=$2
+work="$build/consumer-check"
+rm -rf "$work"
+mkdir -p "$work"
+
+# 1. add_subdirectory
+cmake -S "$src/tests/consumer" -B "$work/subdir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGORO_CONSUME=subdir -DGORO_SOURCE_DIR="$src" >/dev/null
+cmake --build "$work/subdir" >/dev/null
+"$work/subdir/consumer" | grep -qx "consumer sum=385"
+echo "consumer: add_subdirectory OK"
+
+# 2. find_package after cmake --install
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+test -f "$work/prefix/lib/cmake/goro/goroConfig.cmake"
+test -f "$work/prefix/include/goro/goro.hpp"
+cmake -S "$src/tests/consumer" -B "$work/package" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGORO_CONSUME=package -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/package" >/dev/null
+"$work/package/consumer" | grep -qx "consumer sum=385"
+echo "consumer: find_package OK"
