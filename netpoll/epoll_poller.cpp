@@ -92,7 +92,8 @@ class EpollPoller final : public NetPoller {
       const std::uint32_t e = ev.events;
       const bool readable = (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
       const bool writable = (e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0;
-      readied += poll_ready_from_event(ev.data.u64, readable, writable, out);
+      const bool hangup = (e & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+      readied += poll_ready_from_event(ev.data.u64, readable, writable, hangup, out);
     }
     poll_waiters_sub(readied);
   }

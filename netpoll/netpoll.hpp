@@ -48,6 +48,12 @@ std::error_code poll_check(PollDesc* pd, PollMode mode);
 // recorded (one load).
 void poll_prepare(PollDesc* pd, PollMode mode);
 
+// True once the poller has reported a hang-up or error for this fd: the peer
+// shut down its side, so a short read does not mean the next read blocks
+// (the end of stream is still to be read). Check after the read, since the
+// flag is published before the readiness edge that the read consumed.
+bool poll_hangup_seen(PollDesc* pd);
+
 // Sets the deadline for `mode` to `when` (absolute, nanotime() clock).
 // 0 clears it; a time in the past expires it at once and wakes the waiter with
 // errc::timeout. Ignored after poll_evict.
@@ -68,7 +74,9 @@ NetPoller* make_platform_poller();
 // For the backend: the poller saw `pd` (from the event cookie) ready. Appends
 // the goroutines it readies to `out`; returns how many.
 struct GQueue;
-int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, GQueue& out);
+// `hangup`: the event carried EPOLLRDHUP/HUP/ERR or their equivalent.
+int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, bool hangup,
+                          GQueue& out);
 // Goroutines parked in poll_wait (Go's netpollWaiters); drives has_waiters().
 bool poll_has_waiters() noexcept;
 void poll_waiters_sub(std::int64_t n) noexcept;

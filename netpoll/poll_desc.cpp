@@ -242,6 +242,7 @@ std::uint64_t poll_desc_init(PollDesc* pd, int fd) {
   ++pd->wseq;
   pd->rg.store(kSlotNil);
   pd->wg.store(kSlotNil);
+  pd->hangup.store(false);
   const std::uint32_t seq = pd->fdseq.fetch_add(1) + 1;
   pd->publish_info_locked();
   return poll_tag(pd, seq);
@@ -270,6 +271,10 @@ void poll_prepare(PollDesc* pd, PollMode mode) {
   // while it is not waiting, so a stale read just skips a CAS that would fail.
   std::uintptr_t old = slot.load(std::memory_order_relaxed);
   if (old == kSlotReady) slot.compare_exchange_strong(old, kSlotNil);
+}
+
+bool poll_hangup_seen(PollDesc* pd) {
+  return pd->hangup.load();
 }
 
 void poll_set_deadline(PollDesc* pd, std::int64_t when, PollMode mode) {
@@ -332,12 +337,15 @@ void poll_evict(PollDesc* pd) {
   ready_waiter(wg);
 }
 
-int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, GQueue& out) {
+int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, bool hangup,
+                          GQueue& out) {
   auto* pd = reinterpret_cast<PollDesc*>(static_cast<std::uintptr_t>(tag & kPtrMask));
   // acquire pairs with nothing in particular: a stale tag is dropped, and a
   // tag that matches an incarnation being closed right now at worst readies
   // its waiter spuriously, which retries its syscall (Go accepts the same).
   if ((pd->fdseq.load(std::memory_order_acquire) & 0xffffu) != (tag >> kTagShift)) return 0;
+  // seq_cst store before the slot CAS below: see PollDesc::hangup.
+  if (hangup && !pd->hangup.load(std::memory_order_relaxed)) pd->hangup.store(true);
   int n = 0;
   if (readable) {
     if (G* g = unblock(pd, PollMode::kRead, true)) {

@@ -45,6 +45,12 @@ struct PollDesc {
   // epoll cookie so events for a previous fd are dropped (Go #59545). Written
   // under `lock`; read by the poller without it.
   std::atomic<std::uint32_t> fdseq{0};
+  // The poller saw EPOLLRDHUP/HUP/ERR for this incarnation: the peer shut
+  // down or the connection failed, so a short read no longer means the next
+  // read would block (the end of stream or the error is still to be read).
+  // Set by the poller before it marks the slot ready (so whoever consumes that
+  // edge sees it); cleared by poll_desc_init.
+  std::atomic<bool> hangup{false};
   // Summary of closing / rd / wd (kInfo* bits); written under `lock`.
   std::atomic<std::uint32_t> info{0};
 

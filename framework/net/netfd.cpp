@@ -80,8 +80,11 @@ Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
     }
     const ssize_t r = ::read(fd_, buf, n);
     if (r >= 0) {
-      // A short read drained the receive queue (see "The read fast path").
-      if (r > 0 && static_cast<std::size_t>(r) < n) read_drained_ = true;
+      // A short read drained the receive queue (see "The read fast path"),
+      // unless the peer has shut down: then the next read returns 0 at once.
+      if (r > 0 && static_cast<std::size_t>(r) < n && !detail::poll_hangup_seen(pd_)) {
+        read_drained_ = true;
+      }
       return static_cast<std::size_t>(r);
     }
     if (errno == EAGAIN) {

@@ -18,6 +18,9 @@
 // parks without the read that would only return EAGAIN; if one did, the wait
 // returns at once and the read runs. Before a read that does not follow a
 // wait, poll_prepare drops a stale edge so that its EAGAIN parks at once.
+// Exception: once the poller has reported a hang-up (RDHUP/HUP/ERR), a short
+// read leaves the end of stream or error still to be read and no further
+// edge will announce it, so the shortcut is off for that descriptor.
 // Writes go straight to send(2) and wait only when the buffer is full.
 #pragma once
 

@@ -1,0 +1,337 @@
+// goro::net over loopback: echo round trips, partial I/O, half-close, reset,
+// deadlines, close while parked, Unix sockets, dial. Every test runs the
+// runtime with 4 Ps (more than the 2 cores here) and checks that no fd leaks.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "goro/goro.hpp"
+#include "goro/net.hpp"
+#include "goro/sync.hpp"
+#include "tests/net/net_test_util.hpp"
+
+using namespace std::chrono_literals;
+using goro::net::Conn;
+using goro::net::Listener;
+
+namespace {
+
+constexpr goro::Options kOpts{.maxprocs = 4};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Echo server goroutines: each accepted conn echoes until EOF, then closes.
+void serve_echo(Listener& ln, goro::WaitGroup& wg) {
+  wg.add(1);
+  goro::go([&ln, &wg] {
+    for (;;) {
+      auto c = ln.accept();
+      if (!c) break;
+      wg.add(1);
+      goro::go([c = std::move(*c), &wg]() mutable {
+        std::vector<std::byte> buf(64 * 1024);
+        for (;;) {
+          auto n = c.read(buf);
+          if (!n || *n == 0) break;
+          if (!c.write(std::span<const std::byte>(buf.data(), *n))) break;
+        }
+        (void)c.close();
+        wg.done();
+      });
+    }
+    wg.done();
+  });
+}
+
+// Runs `body(ln)` with an echo server on 127.0.0.1:0, then checks fds.
+template <class F>
+void with_echo_server(F body, const char* network = "tcp", std::string addr = "127.0.0.1:0") {
+  const int fds_before = goro_test::count_fds();
+  goro::run(
+      [&] {
+        auto ln = goro::net::listen(network, addr);
+        ASSERT_TRUE(ln) << ln.error().message();
+        goro::WaitGroup wg;
+        serve_echo(*ln, wg);
+        body(*ln);
+        (void)ln->close();
+        wg.wait();
+      },
+      kOpts);
+  EXPECT_EQ(goro_test::count_fds(), fds_before) << "fd leak";
+}
+
+std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
+  std::vector<std::byte> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<std::byte>((i * 131 + seed) & 0xff);
+  return v;
+}
+
+TEST(NetConn, EchoRoundTripsOneByteTo16MiB) {
+  with_echo_server([](Listener& ln) {
+    auto c = goro::net::dial("tcp", ln.addr().to_string());
+    ASSERT_TRUE(c) << c.error().message();
+    for (std::size_t size : {std::size_t{1}, std::size_t{63}, std::size_t{4096}, std::size_t{65537},
+                             std::size_t{1} << 20, std::size_t{16} << 20}) {
+      auto out = pattern(size, static_cast<unsigned>(size));
+      std::vector<std::byte> in(size);
+      goro::WaitGroup wg;
+      wg.add(1);
+      goro::go([&] {  // the writer: 16 MiB does not fit the socket buffers
+        auto w = c->write(out);
+        EXPECT_TRUE(w) << w.error().message();
+        wg.done();
+      });
+      auto r = c->read_full(in);
+      ASSERT_TRUE(r) << r.error().message();
+      wg.wait();
+      ASSERT_EQ(in, out) << "size " << size;
+    }
+  });
+}
+
+TEST(NetConn, PartialReadsAndWritev) {
+  with_echo_server([](Listener& ln) {
+    auto c = goro::net::dial("tcp4", ln.addr().to_string(), 1s);
+    ASSERT_TRUE(c);
+    std::string a = "hello, ", b = "partial ", d = "world";
+    iovec iov[3] = {{a.data(), a.size()}, {b.data(), b.size()}, {d.data(), d.size()}};
+    auto w = c->writev(iov);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(*w, a.size() + b.size() + d.size());
+    std::string got;
+    char small[3];
+    while (got.size() < *w) {
+      auto n = c->read(std::span<char>(small));
+      ASSERT_TRUE(n);
+      ASSERT_GT(*n, 0u);
+      ASSERT_LE(*n, sizeof small);
+      got.append(small, *n);
+    }
+    EXPECT_EQ(got, "hello, partial world");
+  });
+}
+
+TEST(NetConn, HalfCloseDeliversEofAfterData) {
+  with_echo_server([](Listener& ln) {
+    auto c = goro::net::dial("tcp", ln.addr().to_string());
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(c->write("last words"));
+    ASSERT_TRUE(c->close_write());
+    EXPECT_FALSE(c->write("more")) << "writing after close_write must fail";
+    std::string got;
+    char buf[64];
+    for (;;) {
+      auto n = c->read(std::span<char>(buf));
+      ASSERT_TRUE(n) << n.error().message();
+      if (*n == 0) break;  // the server echoed, saw our EOF and closed
+      got.append(buf, *n);
+    }
+    EXPECT_EQ(got, "last words");
+  });
+}
+
+TEST(NetConn, PeerResetIsReportedNotFatal) {
+  const int fds_before = goro_test::count_fds();
+  goro::run(
+      [] {
+        auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+        ASSERT_TRUE(ln);
+        goro::WaitGroup wg;
+        wg.add(1);
+        goro::go([&] {
+          auto s = ln->accept();
+          ASSERT_TRUE(s);
+          char buf[8];
+          (void)s->read(std::span<char>(buf));  // wait for the client's byte
+          linger lg{1, 0};                      // close with RST
+          setsockopt(s->native_handle(), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+          (void)s->close();
+          wg.done();
+        });
+        auto c = goro::net::dial("tcp", ln->addr().to_string());
+        ASSERT_TRUE(c);
+        ASSERT_TRUE(c->write("x"));
+        char buf[8];
+        auto n = c->read(std::span<char>(buf));  // parks until the RST
+        ASSERT_FALSE(n);
+        EXPECT_EQ(n.error(), std::errc::connection_reset) << n.error().message();
+        wg.wait();
+      },
+      kOpts);
+  EXPECT_EQ(goro_test::count_fds(), fds_before);
+}
+
+// A connection to a server goroutine that accepts and then only waits.
+template <class F>
+void with_silent_peer(F body) {
+  const int fds_before = goro_test::count_fds();
+  goro::run(
+      [&] {
+        auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+        ASSERT_TRUE(ln);
+        auto c = goro::net::dial("tcp", ln->addr().to_string());
+        ASSERT_TRUE(c);
+        auto s = ln->accept();
+        ASSERT_TRUE(s);
+        body(*c, *s);
+      },
+      kOpts);
+  EXPECT_EQ(goro_test::count_fds(), fds_before);
+}
+
+TEST(NetDeadline, ReadTimesOutWithin50To150ms) {
+  with_silent_peer([](Conn& c, Conn&) {
+    ASSERT_TRUE(c.set_read_deadline(50ms));
+    const auto t0 = std::chrono::steady_clock::now();
+    char buf[8];
+    auto n = c.read(std::span<char>(buf));
+    const double ms = ms_since(t0);
+    ASSERT_FALSE(n);
+    EXPECT_EQ(n.error(), goro::errc::timeout);
+    EXPECT_EQ(n.error(), std::errc::timed_out);
+    EXPECT_GE(ms, 50.0);
+    EXPECT_LE(ms, 150.0);
+    // Still expired: fails at once. Cleared: works again.
+    EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::timeout);
+    ASSERT_TRUE(c.set_read_deadline(goro::net::Clock::time_point{}));
+  });
+}
+
+TEST(NetDeadline, MovingTheDeadlineWhileParkedTakesEffect) {
+  with_silent_peer([](Conn& c, Conn&) {
+    char buf[8];
+    // Shortened: 10 s -> 50 ms from 20 ms in.
+    ASSERT_TRUE(c.set_read_deadline(10s));
+    goro::go([&c] {
+      goro::sleep_for(20ms);
+      (void)c.set_read_deadline(50ms);
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    auto n = c.read(std::span<char>(buf));
+    double ms = ms_since(t0);
+    EXPECT_EQ(n.error(), goro::errc::timeout);
+    EXPECT_GE(ms, 65.0);
+    EXPECT_LE(ms, 250.0);
+    // Extended: 50 ms -> 300 ms from 20 ms in.
+    ASSERT_TRUE(c.set_read_deadline(50ms));
+    goro::go([&c] {
+      goro::sleep_for(20ms);
+      (void)c.set_read_deadline(300ms);
+    });
+    t0 = std::chrono::steady_clock::now();
+    n = c.read(std::span<char>(buf));
+    ms = ms_since(t0);
+    EXPECT_EQ(n.error(), goro::errc::timeout);
+    EXPECT_GE(ms, 300.0);
+    EXPECT_LE(ms, 500.0);
+  });
+}
+
+TEST(NetDeadline, PastDeadlineFailsImmediatelyEvenWithDataReady) {
+  with_silent_peer([](Conn& c, Conn& s) {
+    ASSERT_TRUE(s.write("data"));
+    goro::sleep_for(10ms);
+    ASSERT_TRUE(c.set_deadline(goro::net::Clock::now() - 1s));
+    char buf[8];
+    EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::timeout);
+    EXPECT_EQ(c.write("x").error(), goro::errc::timeout);
+    ASSERT_TRUE(c.set_deadline(goro::net::Clock::time_point{}));
+    auto n = c.read(std::span<char>(buf));
+    ASSERT_TRUE(n);
+    EXPECT_EQ(std::string(buf, *n), "data");
+  });
+}
+
+TEST(NetDeadline, WriteTimesOutWhenThePeerDoesNotRead) {
+  with_silent_peer([](Conn& c, Conn&) {
+    ASSERT_TRUE(c.set_write_deadline(100ms));
+    std::vector<std::byte> big(64 << 20);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto w = c.write(big);
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error(), goro::errc::timeout);
+    EXPECT_LE(ms_since(t0), 1000.0);
+  });
+}
+
+TEST(NetClose, CloseWhileParkedWakesReaderAndAcceptor) {
+  with_silent_peer([](Conn& c, Conn&) {
+    goro::go([&c] {
+      goro::sleep_for(30ms);
+      EXPECT_TRUE(c.close());
+    });
+    char buf[8];
+    const auto t0 = std::chrono::steady_clock::now();
+    auto n = c.read(std::span<char>(buf));
+    EXPECT_EQ(n.error(), goro::errc::closed);
+    EXPECT_LE(ms_since(t0), 500.0);
+    EXPECT_EQ(c.close().error(), goro::errc::closed);
+    EXPECT_EQ(c.write("x").error(), goro::errc::closed);
+  });
+  goro::run(
+      [] {
+        auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+        ASSERT_TRUE(ln);
+        goro::go([&] {
+          goro::sleep_for(20ms);
+          (void)ln->close();
+        });
+        EXPECT_EQ(ln->accept().error(), goro::errc::closed);
+      },
+      kOpts);
+}
+
+TEST(NetUnix, EchoOverUnixSocket) {
+  const std::string path = "/tmp/goro-net-test-" + std::to_string(getpid()) + ".sock";
+  with_echo_server(
+      [&](Listener& ln) {
+        EXPECT_EQ(ln.addr().to_string(), path);
+        auto c = goro::net::dial("unix", path);
+        ASSERT_TRUE(c) << c.error().message();
+        ASSERT_TRUE(c->write("over unix"));
+        char buf[32];
+        ASSERT_TRUE(c->read_full(std::span<char>(buf, 9)));
+        EXPECT_EQ(std::string(buf, 9), "over unix");
+      },
+      "unix", path);
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "the socket file should be removed on close";
+}
+
+TEST(NetDial, ResolvesNamesAndReportsRefusal) {
+  with_echo_server([](Listener& ln) {
+    const std::string port = std::to_string(ln.addr().port());
+    auto c = goro::net::dial("tcp", "localhost:" + port, 2s);  // resolver thread
+    ASSERT_TRUE(c) << c.error().message();
+    ASSERT_TRUE(c->write("via name"));
+    char buf[8];
+    ASSERT_TRUE(c->read_full(std::span<char>(buf)));
+    EXPECT_EQ(c->remote_addr().port(), ln.addr().port());
+    EXPECT_NE(c->local_addr().port(), 0);
+  });
+  goro::run(
+      [] {
+        // A port nobody listens on: bind one, learn it, close it.
+        auto ln = goro::net::listen("tcp4", "127.0.0.1:0");
+        ASSERT_TRUE(ln);
+        const std::string addr = ln->addr().to_string();
+        (void)ln->close();
+        auto c = goro::net::dial("tcp4", addr, 1s);
+        ASSERT_FALSE(c);
+        EXPECT_EQ(c.error(), std::errc::connection_refused) << c.error().message();
+        EXPECT_FALSE(goro::net::dial("tcp", "no-such-host.invalid:80", 2s));
+        EXPECT_FALSE(goro::net::listen("udp", ":0"));
+      },
+      kOpts);
+}
+
+}  // namespace
