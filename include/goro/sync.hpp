@@ -21,9 +21,13 @@
 
 namespace goro::detail {
 
-// A goroutine semaphore (Go's runtime semaphore, but one wait queue per
-// object instead of Go's address-hashed table). acquire parks until the count
-// is positive and takes one; release adds one and wakes a waiter.
+// A goroutine semaphore (Go's runtime semaphore, sema.go). acquire parks
+// until the count is positive and takes one; release adds one and wakes a
+// waiter. As in Go, the object holds only the count: the parked waiters live
+// in a process-wide table hashed by the Sema's address (sema.cpp), so that
+// release never touches the object after the increment that may let an
+// acquirer return and destroy it (a WaitGroup on the stack, a Mutex freed by
+// its last user).
 class Sema {
  public:
   explicit Sema(std::uint32_t count = 0) : count_(count) {}
@@ -39,9 +43,6 @@ class Sema {
 
  private:
   std::atomic<std::uint32_t> count_;
-  std::atomic<std::uint32_t> nwait_{0};  // parked or about to park
-  std::atomic<std::uint32_t> lock_word_{0};
-  WaitQueue q_;  // under lock_word_
 };
 
 // Go's notifyList: the ticket-based wait list behind Cond.

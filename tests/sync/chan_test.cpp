@@ -56,7 +56,6 @@ TEST(Chan, BufferedKeepsFifoOrderAndCapacity) {
 TEST(Chan, SemanticsTable) {
   run([] {
     for (std::size_t cap : {0u, 2u}) {
-      SCOPED_TRACE(cap);
       // Open, empty.
       goro::Chan<int> ch(cap);
       EXPECT_FALSE(ch.try_recv().has_value());
