@@ -1,0 +1,3 @@
+module goro/loadtest/peers/goecho
+
+go 1.19
