@@ -6,11 +6,11 @@
 namespace goro::detail {
 
 void lock_word_slow(std::atomic<std::uint32_t>& w) noexcept {
-  // Spin a little: the holder is usually on another CPU and about to let go.
-  // 64 rounds of a few PAUSEs each is ~1-2 µs, a few critical sections.
-  for (int i = 0; i < 64; ++i) {
-    for (int k = 0; k < 4; ++k)
-      cpu_relax();
+  // Spin a little: the holder is usually on another CPU and about to let go
+  // (critical sections are tens of nanoseconds). One PAUSE between looks
+  // (~40-140 cycles depending on the CPU), 128 looks: a few microseconds.
+  for (int i = 0; i < 128; ++i) {
+    cpu_relax();
     std::uint32_t free = 0;
     if (w.load(std::memory_order_relaxed) == 0 &&
         w.compare_exchange_weak(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) {
