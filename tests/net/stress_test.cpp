@@ -190,6 +190,12 @@ TEST(NetStress, TenThousandConnectionsToGoroEcho) {
 // the listener must back off (low CPU), log, and serve the waiting clients
 // once descriptors free up.
 TEST(NetStress, AcceptSurvivesFdExhaustion) {
+#if defined(GORO_TSAN) || defined(GORO_ASAN)
+  // The sanitizer runtimes open files of their own (UBSan's vptr check reads
+  // /proc/self/maps) and misreport once the child is at its fd limit; the
+  // release build runs this test.
+  GTEST_SKIP() << "needs a child process at its fd limit; not under sanitizers";
+#endif
   const std::string log = fmt::format("/tmp/goro-net-emfile-{}.log", getpid());
   goro_test::EchoChild echo;
   ASSERT_TRUE(echo.start(GORO_ECHO_PATH, 32, log));
