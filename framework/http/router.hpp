@@ -39,21 +39,17 @@
 #include <string_view>
 #include <vector>
 
+#include "goro/http/pattern_error.hpp"
+
 namespace goro::http {
 
 namespace detail {
 class RouteTree;
 }
 
-// Thrown by RouteTable::add for an invalid pattern or a conflict with an
-// already registered one. what() names the pattern(s) and the reason, e.g.
-//   goro/http: invalid pattern "/a/{x": bad wildcard segment (must end with '}')
-// Like Go's panic at registration, this is a programming error found at
-// startup, not a request-time condition.
-class PatternError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+// RouteTable::add throws PatternError (goro/http/pattern_error.hpp, public
+// because goro::http::Router lets it through) for an invalid pattern or a
+// conflict with an already registered one.
 
 // Wildcard values of one match, in pattern order.
 //

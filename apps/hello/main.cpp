@@ -1,0 +1,170 @@
+// goro-hello: the README's main job, an HTTP/1.1 hello server.
+//
+//   GET  /plaintext   Hello, World!                    (text/plain)
+//   GET  /json        {"message":"Hello, World!"}      (application/json)
+//   POST /echo        the request body back
+//   GET  /delay?ms=N  sleeps N ms (parked, not blocking a thread), then 200
+//   GET  /healthz     200 ok
+//   GET  /readyz      200 ready; 503 once shutdown has begun
+//   GET  /metrics     Prometheus text format
+//
+// Configuration (goro::config: defaults < TOML file < env < flags; --help,
+// --print-config): addr (also PORT), maxprocs, timeouts, limits, access_log.
+// The first stdout line is the bound address ("127.0.0.1:8080"), flushed,
+// so scripts can start it on port 0 and read where it listens.
+// SIGTERM/SIGINT shut down gracefully; the process then exits 0.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "goro/config.hpp"
+#include "goro/goro.hpp"
+#include "goro/http.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace http = goro::http;
+
+struct Settings {
+  goro::config::Address addr{"127.0.0.1", 8080};
+  int maxprocs = 0;
+  std::string server_name = "goro";
+  std::chrono::milliseconds read_header_timeout = 10s;
+  std::chrono::milliseconds read_timeout = 0s;
+  std::chrono::milliseconds write_timeout = 0s;
+  std::chrono::milliseconds idle_timeout = 120s;
+  std::chrono::milliseconds shutdown_timeout = 30s;
+  goro::config::Size max_header_bytes{1 << 20};
+  goro::config::Size max_body_bytes{10 << 20};
+  int max_connections = 10000;
+  bool access_log = false;
+  std::chrono::milliseconds max_delay = 60s;
+};
+
+http::Router routes(const std::shared_ptr<http::Server*>& server,
+                    std::chrono::milliseconds max_delay) {
+  http::Router r;
+  r.handle("GET /plaintext", [](http::Request&, http::ResponseWriter& w) {
+    w.header().set("Content-Type", "text/plain");
+    (void)w.write("Hello, World!");
+  });
+  r.handle("GET /json", [](http::Request&, http::ResponseWriter& w) {
+    (void)http::write_json(w, {{"message", "Hello, World!"}});
+  });
+  r.handle("POST /echo", [](http::Request& req, http::ResponseWriter& w) {
+    // Streams: a 50 MiB upload is never held whole in memory.
+    std::string type(req.header("Content-Type"));
+    w.header().set("Content-Type", type.empty() ? "application/octet-stream" : type);
+    if (auto len = req.body().content_length())
+      w.header().set("Content-Length", fmt::format("{}", *len));
+    std::string buf(64 << 10, '\0');
+    for (;;) {
+      auto n = req.body().read(std::span<char>(buf));
+      if (!n) {
+        // Nothing written yet: the server answers the body's status (413, 400).
+        if (w.status() != 0) w.close_connection();
+        return;
+      }
+      if (*n == 0) return;
+      if (!w.write(std::string_view(buf.data(), *n))) return;
+    }
+  });
+  r.handle("GET /delay", [max_delay](http::Request& req, http::ResponseWriter& w) {
+    long long ms = 0;
+    try {
+      ms = std::stoll(req.query("ms"));
+    } catch (...) {
+      return http::error(w, "ms must be an integer", 400);
+    }
+    if (ms < 0 || std::chrono::milliseconds(ms) > max_delay)
+      return http::error(w, fmt::format("ms must be in [0, {}]", max_delay.count()), 400);
+    // Ends early if the client goes away or the server's deadline passes.
+    goro::select(goro::after_case(std::chrono::milliseconds(ms)), goro::recv(req.context().done()));
+    if (req.context().is_done()) return;
+    w.header().set("Content-Type", "text/plain");
+    (void)w.write(fmt::format("slept {} ms\n", ms));
+  });
+  r.handle("GET /healthz", [](http::Request&, http::ResponseWriter& w) {
+    w.header().set("Content-Type", "text/plain");
+    (void)w.write("ok\n");
+  });
+  r.handle("GET /readyz", [server](http::Request&, http::ResponseWriter& w) {
+    if (*server != nullptr && (*server)->is_shutting_down())
+      return http::error(w, "shutting down", 503);
+    w.header().set("Content-Type", "text/plain");
+    (void)w.write("ready\n");
+  });
+  r.handle("GET /metrics", http::metrics_handler());
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  goro::config::Config cfg("goro-hello", "An HTTP hello server on goro (the README's main job).");
+  cfg.add("addr", &s.addr, "listen address (host:port; port 0 picks one)").env("PORT");
+  cfg.add("maxprocs", &s.maxprocs, "number of Ps; 0: GOMAXPROCS or the CPU/cgroup limit");
+  cfg.add("server_name", &s.server_name, "Server header; empty for none");
+  cfg.add("read_header_timeout", &s.read_header_timeout, "time to read a request head");
+  cfg.add("read_timeout", &s.read_timeout, "time to read a whole request; 0: none");
+  cfg.add("write_timeout", &s.write_timeout, "time from request head to response end; 0: none");
+  cfg.add("idle_timeout", &s.idle_timeout, "keep-alive wait for the next request");
+  cfg.add("shutdown_timeout", &s.shutdown_timeout, "graceful shutdown deadline");
+  cfg.add("max_header_bytes", &s.max_header_bytes, "request head limit (431 beyond)");
+  cfg.add("max_body_bytes", &s.max_body_bytes, "request body limit (413 beyond)");
+  cfg.add("max_connections", &s.max_connections,
+          "open connections; beyond: 503 and close; 0: no limit");
+  cfg.add("access_log", &s.access_log, "log every request to stdout");
+  cfg.add("max_delay", &s.max_delay, "largest /delay?ms= accepted");
+  if (auto exit_code = cfg.parse(argc, argv)) return *exit_code;
+
+  goro::Options ropts;
+  ropts.maxprocs = s.maxprocs;
+  return goro::run(
+      [&]() -> int {
+        auto server_ref = std::make_shared<http::Server*>(nullptr);
+        std::shared_ptr<http::LogSink> log;
+        http::Handler handler = routes(server_ref, s.max_delay);
+        if (s.access_log) {
+          log = std::make_shared<http::LogSink>(1);
+          handler = http::chain(handler,
+                                {http::middleware::request_id(), http::middleware::access_log(log),
+                                 http::middleware::metrics(), http::middleware::recover(log)});
+        } else {
+          handler =
+              http::chain(handler, {http::middleware::metrics(), http::middleware::recover()});
+        }
+        http::ServerOptions o;
+        o.addr = s.addr.str();
+        o.server_name = s.server_name;
+        o.read_header_timeout = s.read_header_timeout;
+        o.read_timeout = s.read_timeout;
+        o.write_timeout = s.write_timeout;
+        o.idle_timeout = s.idle_timeout;
+        o.shutdown_timeout = s.shutdown_timeout;
+        o.max_header_bytes = static_cast<std::size_t>(s.max_header_bytes.bytes);
+        o.max_body_bytes = s.max_body_bytes.bytes;
+        o.max_connections = static_cast<std::size_t>(std::max(0, s.max_connections));
+        http::Server srv(std::move(o), handler);
+        *server_ref = &srv;
+        if (auto r = srv.listen(); !r) {
+          fmt::print(stderr, "goro-hello: listen {}: {}\n", s.addr.str(), r.error().message());
+          return 1;
+        }
+        fmt::print("{}\n", srv.addr());
+        std::fflush(stdout);
+        auto r = srv.serve();
+        *server_ref = nullptr;
+        if (!r) {
+          fmt::print(stderr, "goro-hello: serve: {}\n", r.error().message());
+          return 1;
+        }
+        return 0;
+      },
+      ropts);
+}

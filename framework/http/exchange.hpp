@@ -1,0 +1,128 @@
+// Exchange: one connection's state as the connection goroutine, the Request
+// and the ResponseWriter share it. Request and ResponseWriter are thin views
+// over it (public headers cannot name parser or router types); the
+// connection loop (conn.cpp) owns it and resets its per-request half between
+// requests, keeping every buffer's capacity (no allocation per request once a
+// connection is warm).
+//
+// # Buffers
+// rbuf holds bytes read from the socket; [rpos, rend) is unread. The parser's
+// head() owns copies of what it reports, so the buffer may be compacted at
+// any read except while `pending` (the current body chunk) views it; reads
+// happen only when `pending` is empty. `out` holds response bytes not yet
+// written: responses to pipelined requests accumulate there and go out in one
+// write, before the next blocking read (flush-before-read is the only rule
+// that keeps pipelining from deadlocking).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "framework/http/parser.hpp"
+#include "framework/http/router.hpp"
+#include "framework/http/server_state.hpp"
+#include "goro/http/header.hpp"
+#include "goro/http/request.hpp"
+#include "goro/http/response.hpp"
+
+namespace goro::http::detail {
+
+// How the response body is delimited, chosen when the head is written.
+enum class Framing : std::uint8_t { kUnset, kNone, kLength, kChunked, kUntilClose };
+enum class BodyState : std::uint8_t { kReading, kDone, kError };
+
+// Go's maxPostHandlerReadBytes: an unread request body up to this size is
+// read and dropped after the handler so the connection can be reused.
+inline constexpr std::uint64_t kMaxPostHandlerDrain = 256 << 10;
+// Response bytes buffered before the framing is decided (Go: 2048 per
+// response plus a 4 KiB bufio; one 4 KiB decision point here).
+inline constexpr std::size_t kBufferBeforeChunking = 4096;
+// `out` is written once it holds this much even with more requests queued.
+inline constexpr std::size_t kOutFlushThreshold = 64 << 10;
+
+struct Exchange {
+  Exchange(ServerState* server, ConnEntry* entry)
+      : s(server), e(entry), conn(&entry->conn), parser(server->limits) {}
+
+  ServerState* s;
+  ConnEntry* e;
+  net::Conn* conn;
+  RequestParser parser;
+  std::vector<char> rbuf;
+  std::size_t rpos = 0;
+  std::size_t rend = 0;
+  std::string out;
+  MatchResult match;  // the router's, reused across requests
+  bool peer_eof = false;
+
+  std::string_view unread() const { return {rbuf.data() + rpos, rend - rpos}; }
+
+  // ---- request (valid from kHead until the next request) ----
+  const RequestHead* head = nullptr;
+  std::string_view path;
+  std::string_view query;
+  bool is_head_method = false;
+  std::string id;
+  std::chrono::steady_clock::time_point started;  // first byte of the head
+
+  // body
+  BodyState body_state = BodyState::kReading;
+  std::string_view pending;  // de-chunked body bytes not yet handed out
+  std::uint64_t body_bytes = 0;
+  bool continue_sent = false;
+  std::error_code body_error;
+  int body_error_status = 0;  // the parser's status when body_error came from it
+
+  // context
+  std::optional<Context> ctx;
+  CancelFunc ctx_cancel;
+
+  // ---- response ----
+  Header header;
+  int status = 0;
+  bool head_sent = false;
+  Framing framing = Framing::kUnset;
+  std::optional<std::uint64_t> declared_length;
+  std::string body_buf;          // bytes written before the head went out
+  std::size_t body_buf_len = 0;  // as body_buf.size(), but counted for HEAD too
+  std::size_t written = 0;       // body bytes the handler wrote
+  bool close_after = false;      // close the connection after this response
+  bool aborted = false;          // the handler threw after the head went out
+  std::error_code write_error;
+
+  void reset_request();
+  bool ctx_cancel_pending() const;
+
+  // I/O helpers (conn.cpp).
+  Result<void> flush_out();
+  // Reads more bytes into rbuf (flushing `out` first). 0: end of stream.
+  Result<std::size_t> read_more();
+};
+
+// Access for the framework's files to the public classes' private parts.
+struct ExchangeAccess {
+  static Request make_request(Exchange* x) { return Request(x); }
+  static ResponseWriter make_writer(Exchange* x) { return ResponseWriter(x); }
+  static Exchange* of(Request& r) { return r.x_; }
+  static Exchange* of(ResponseWriter& w) { return w.x_; }
+};
+
+// conn.cpp: an exception escaped the handler: 500 if nothing went out, else
+// cut the response short; the connection closes either way.
+void answer_panic(Exchange& x);
+// response.cpp
+void finish_response(Exchange& x);
+void write_simple_response(std::string& out, int status, std::string_view body, bool close,
+                           std::string_view server_name, bool http10 = false);
+// body.cpp: read and drop what the handler left of the body; false if the
+// connection cannot be reused.
+bool drain_body(Exchange& x);
+// date.cpp: the Date header value, formatted at most once a second per thread.
+std::string_view cached_http_date(char (&buf)[29]);
+
+}  // namespace goro::http::detail

@@ -1,0 +1,198 @@
+// Server: the accept loop, the connection registry and graceful shutdown.
+//
+// # Shutdown protocol (Go's Server.Shutdown)
+// 1. begin_shutdown (any thread): set shutting_down, record the deadline,
+//    close the listener. The accept loop's accept() returns errc::closed.
+// 2. serve() then sweeps: every connection found kIdle is CASed to kClosed
+//    and closed (its goroutine wakes from its read with errc::closed and
+//    ends). Active connections finish their request; commit_head sees
+//    shutting_down and answers with Connection: close, and the goroutine
+//    ends after the response. The sweep repeats with a growing pause (1 ms
+//    doubling to 50 ms: quick for an idle server, cheap for a busy one).
+// 3. When the registry is empty, or the deadline passes (then every
+//    remaining connection is closed and every request context cancelled),
+//    serve() returns.
+// Connection goroutines keep the ServerState alive (shared_ptr), so one still
+// in a handler past the deadline is harmless: its writes fail, it ends.
+#include "goro/http/server.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "framework/http/exchange.hpp"
+#include "framework/http/http_metrics.hpp"
+#include "framework/http/server_state.hpp"
+#include "framework/http/signals.hpp"
+#include "goro/goro.hpp"
+
+namespace goro::http {
+
+namespace detail {
+
+void ServerState::log(std::string_view line) const {
+  if (opts.error_log) {
+    opts.error_log(line);
+  } else {
+    // One fprintf per line: stdio locks the stream, lines do not interleave.
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  }
+}
+
+void ServerState::begin_shutdown(std::chrono::nanoseconds timeout) {
+  const std::int64_t deadline =
+      (std::chrono::steady_clock::now() + timeout).time_since_epoch().count();
+  std::int64_t cur = shutdown_deadline.load();
+  while ((cur == 0 || deadline < cur) && !shutdown_deadline.compare_exchange_weak(cur, deadline)) {
+  }
+  shutting_down.store(true);
+  std::lock_guard lock(listener_mu);
+  if (listener) (void)listener->close();
+}
+
+std::size_t ServerState::close_idle() {
+  std::lock_guard lock(conns_mu);
+  for (const auto& e : conns) {
+    int expected = ConnEntry::kIdle;
+    if (e->state.compare_exchange_strong(expected, ConnEntry::kClosed)) (void)e->conn.close();
+  }
+  return conns.size();
+}
+
+void ServerState::close_all() {
+  std::lock_guard lock(conns_mu);
+  for (const auto& e : conns) {
+    e->state.store(ConnEntry::kClosed);
+    (void)e->conn.close();
+  }
+}
+
+}  // namespace detail
+
+struct Server::Impl : detail::ServerState {};
+
+Server::Server(ServerOptions opts, Handler handler) : impl_(std::make_shared<Impl>()) {
+  impl_->opts = std::move(opts);
+  impl_->handler = std::move(handler);
+  impl_->limits.max_header_bytes = impl_->opts.max_header_bytes;
+  impl_->limits.max_request_line = impl_->opts.max_request_line;
+  impl_->limits.max_body_bytes = impl_->opts.max_body_bytes;
+}
+
+Server::~Server() = default;
+
+const ServerOptions& Server::options() const {
+  return impl_->opts;
+}
+
+Result<void> Server::listen() {
+  auto ln = net::listen("tcp", impl_->opts.addr);
+  if (!ln) return ln.error();
+  std::lock_guard lock(impl_->listener_mu);
+  impl_->bound_addr = ln->addr().to_string();
+  impl_->listener.emplace(std::move(*ln));
+  if (impl_->shutting_down.load()) (void)impl_->listener->close();
+  return {};
+}
+
+std::string Server::addr() const {
+  std::lock_guard lock(impl_->listener_mu);
+  return impl_->bound_addr;
+}
+
+Result<void> Server::listen_and_serve() {
+  if (auto r = listen(); !r) return r;
+  return serve();
+}
+
+namespace {
+
+void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& ln) {
+  detail::HttpMetrics& m = detail::http_metrics();
+  for (;;) {
+    Result<net::Conn> c = ln.accept();
+    if (!c) {
+      if (c.error() == goro::errc::closed || s->shutting_down.load()) return;
+      s->log(fmt::format("http: accept error: {}; retrying in 5ms", c.error().message()));
+      goro::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
+    m.connections_total.fetch_add(1, std::memory_order_relaxed);
+    auto entry = std::make_shared<detail::ConnEntry>();
+    entry->conn = std::move(*c);
+    {
+      std::lock_guard lock(s->conns_mu);
+      if (s->opts.max_connections != 0 && s->conns.size() >= s->opts.max_connections) {
+        m.connections_rejected.fetch_add(1, std::memory_order_relaxed);
+        goro::go(
+            [conn = std::move(entry->conn)]() mutable { detail::reject_conn(std::move(conn)); });
+        continue;
+      }
+      s->conns.push_front(entry);
+      entry->self = s->conns.begin();
+    }
+    goro::go([s, entry]() mutable { detail::serve_conn(std::move(s), std::move(entry)); });
+  }
+}
+
+}  // namespace
+
+Result<void> Server::serve() {
+  std::shared_ptr<detail::ServerState> s = impl_;
+  net::Listener* ln = nullptr;
+  {
+    std::lock_guard lock(s->listener_mu);
+    if (!s->listener) return std::make_error_code(std::errc::not_connected);
+    ln = &*s->listener;
+  }
+  auto [base, cancel] = with_cancel(Context::background());
+  s->base_ctx = base;
+  s->cancel_base = cancel;
+
+  std::unique_ptr<detail::SignalWatch> signals;
+  if (s->opts.handle_signals) {
+    signals = std::make_unique<detail::SignalWatch>([s](int) {
+      // First signal: graceful; a second one: now.
+      if (s->shutting_down.load()) {
+        s->begin_shutdown(std::chrono::nanoseconds{0});
+      } else {
+        s->begin_shutdown(s->opts.shutdown_timeout);
+      }
+    });
+  }
+
+  accept_loop(s, *ln);
+
+  // Graceful drain (see the protocol above).
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    if (s->close_idle() == 0) break;
+    const auto deadline = std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(s->shutdown_deadline.load()));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      s->log("http: shutdown deadline passed; closing the remaining connections");
+      s->cancel_base();
+      s->close_all();
+      break;
+    }
+    goro::sleep_for(
+        std::min<std::chrono::nanoseconds>(pause, deadline - std::chrono::steady_clock::now()));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  s->cancel_base();
+  signals.reset();
+  return {};
+}
+
+void Server::shutdown() {
+  impl_->begin_shutdown(impl_->opts.shutdown_timeout);
+}
+void Server::shutdown(std::chrono::nanoseconds timeout) {
+  impl_->begin_shutdown(timeout);
+}
+bool Server::is_shutting_down() const {
+  return impl_->shutting_down.load();
+}
+
+}  // namespace goro::http

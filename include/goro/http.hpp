@@ -1,0 +1,28 @@
+// <goro/http.hpp>: the HTTP/1.1 server framework (DESIGN.md §4, §6).
+//
+//   goro::http::Router r;
+//   r.handle("GET /hello/{name}", [](goro::http::Request& req, goro::http::ResponseWriter& w) {
+//     w.header().set("Content-Type", "text/plain");
+//     w.write(fmt::format("Hello, {}!\n", req.path_value("name")));
+//   });
+//   goro::http::Server srv{{.addr = ":8080"}, r};
+//   srv.listen_and_serve();
+//
+// Parts: header.hpp (Header), request.hpp (Request, BodyReader, http::errc),
+// response.hpp (ResponseWriter), handler.hpp (Handler, Middleware, chain,
+// error), router.hpp (Router), server.hpp (Server, ServerOptions),
+// middleware.hpp (access log, recovery, request id, metrics), metrics.hpp
+// (/metrics), json.hpp (write_json). Static files (file_server) wait for
+// goro::fs.
+#pragma once
+
+#include "goro/http/handler.hpp"
+#include "goro/http/header.hpp"
+#include "goro/http/json.hpp"
+#include "goro/http/metrics.hpp"
+#include "goro/http/middleware.hpp"
+#include "goro/http/pattern_error.hpp"
+#include "goro/http/request.hpp"
+#include "goro/http/response.hpp"
+#include "goro/http/router.hpp"
+#include "goro/http/server.hpp"

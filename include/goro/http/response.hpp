@@ -1,0 +1,66 @@
+// goro::http::ResponseWriter: how a handler answers (Go's http.ResponseWriter).
+//
+// Rules, as Go's:
+//   - header() may be changed until the header is written; later changes are
+//     ignored.
+//   - write_header(status) sends the status and header. A second call is
+//     ignored and logged ("superfluous write_header call"). Codes outside
+//     100-999 throw std::invalid_argument (a programming error: 500 through
+//     the server's recovery). 1xx codes other than the automatic
+//     100 Continue are not supported and are ignored with a log line.
+//   - write(data) writes write_header(200) first if needed. If no
+//     Content-Type was set and the status allows a body, the first bytes
+//     choose one (text/plain; charset=utf-8, text/html; charset=utf-8 or
+//     application/octet-stream: a small subset of Go's sniffing).
+//   - Framing: the first 4 KiB are buffered. A handler that returns within
+//     them gets a Content-Length; one that writes more or flush()es streams
+//     with chunked encoding (HTTP/1.1) or until close (HTTP/1.0), unless it set
+//     Content-Length itself; writing past a declared length fails with
+//     http::errc::content_length. HEAD responses carry the headers only.
+//   - flush() sends everything written so far to the client now.
+// Errors are values: a write on a connection the client dropped returns the
+// socket error; the handler may stop early, the server closes the connection.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "goro/http/header.hpp"
+#include "goro/result.hpp"
+
+namespace goro::http {
+
+namespace detail {
+struct Exchange;
+struct ExchangeAccess;
+}  // namespace detail
+
+class ResponseWriter {
+ public:
+  ResponseWriter(const ResponseWriter&) = delete;
+  ResponseWriter& operator=(const ResponseWriter&) = delete;
+
+  Header& header();
+  void write_header(int status);
+  Result<std::size_t> write(std::string_view data);
+  Result<std::size_t> write(std::span<const std::byte> data);
+  Result<void> flush();
+
+  // What was sent: the status (0 before write_header or the first write),
+  // whether the header went out, and body bytes accepted from the handler.
+  int status() const;
+  bool header_written() const;
+  std::size_t bytes_written() const;
+
+  // Asks the server to close the connection after this response (sends
+  // "Connection: close" if the header has not gone out yet).
+  void close_connection();
+
+ private:
+  friend struct detail::ExchangeAccess;
+  explicit ResponseWriter(detail::Exchange* x) : x_(x) {}
+  detail::Exchange* x_;
+};
+
+}  // namespace goro::http

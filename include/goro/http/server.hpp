@@ -1,0 +1,120 @@
+// goro::http::Server: HTTP/1.1 on goro::net, one goroutine per connection.
+//
+//   goro::http::Server srv{{.addr = "127.0.0.1:8080"}, handler};
+//   srv.listen_and_serve();   // returns after a graceful shutdown
+//
+// Protocol: keep-alive; pipelining (requests are handled one at a time and
+// answered in order; responses to requests already in the buffer are
+// coalesced into one write); HTTP/1.0 (close unless "Connection: keep-alive"
+// and a known length); chunked request bodies and trailers; Expect:
+// 100-continue (417 for other expectations); HEAD; "OPTIONS *" (200, empty);
+// Date (cached per second), Content-Length or chunked framing, Server header.
+// Bad requests get the parser's status ("400 Bad Request: <reason>", 413, 414,
+// 431, 501, 505) with Connection: close, then the connection closes.
+//
+// Limits and timeouts (Go's semantics, safer defaults; all options below).
+//
+// Connection cap: past max_connections the server still accepts, answers
+// "503 Service Unavailable" with Connection: close and closes, rather than
+// leaving clients hanging in the kernel's backlog: a client learns at once
+// that it should back off, and the listen queue cannot fill with connections
+// no one will serve.
+//
+// Graceful shutdown (shutdown(), or SIGTERM/SIGINT when handle_signals):
+// the listener closes (new connections are refused), idle keep-alive
+// connections are closed, requests in flight finish and their connections
+// close after the response; when shutdown_timeout passes, the remaining
+// connections are closed and the request contexts cancelled. Then
+// listen_and_serve() returns. readyz-style handlers can ask is_shutting_down().
+//
+// Signals: the server installs SIGTERM/SIGINT handlers that write the signal
+// number to a self-pipe (write(2) is async-signal-safe); a small dedicated
+// thread blocks reading it and calls request_shutdown(), which only does a
+// try_send on a channel (allowed from a foreign thread, chan.hpp). A goroutine
+// of the server waits on that channel. Rejected: sigwait needs the signals
+// blocked in every thread, including runtime threads started before the
+// server (the process would otherwise die of a SIGTERM delivered to one);
+// signalfd has the same requirement, and goro::net cannot wrap an fd.
+// The previous dispositions are restored when serve() returns.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "goro/http/handler.hpp"
+#include "goro/result.hpp"
+
+namespace goro::http {
+
+using namespace std::chrono_literals;
+
+struct ServerOptions {
+  // "host:port", ":port" (all interfaces); port 0 picks one (see addr()).
+  std::string addr = ":8080";
+  // The Server header; empty: none.
+  std::string server_name = "goro";
+  // Time allowed to read a request's head, from its first byte (slowloris).
+  std::chrono::nanoseconds read_header_timeout = 10s;
+  // Time allowed for the whole request, body included, from its first byte;
+  // 0: none. Without it a body read still fails after read_header_timeout
+  // without a single byte arriving (a stalled upload cannot hold a
+  // connection forever).
+  std::chrono::nanoseconds read_timeout = 0s;
+  // Time allowed from the end of the request head until the response is
+  // written (Go's WriteTimeout: handler time included); 0: none, as Go, so
+  // that streaming responses work by default.
+  std::chrono::nanoseconds write_timeout = 0s;
+  // How long a keep-alive connection may wait for its next request.
+  std::chrono::nanoseconds idle_timeout = 120s;
+  // Graceful-shutdown deadline.
+  std::chrono::nanoseconds shutdown_timeout = 30s;
+  std::size_t max_header_bytes = std::size_t{1} << 20;     // 431 beyond
+  std::size_t max_request_line = std::size_t{8} << 10;     // 414 beyond
+  std::uint64_t max_body_bytes = std::uint64_t{10} << 20;  // 413 beyond
+  // Connections served at once; 0: unlimited. See "Connection cap".
+  std::size_t max_connections = 10000;
+  // Install SIGTERM/SIGINT handlers for graceful shutdown during serve().
+  bool handle_signals = true;
+  // Where the server's own diagnostics go (superfluous write_header, handler
+  // exceptions, accept errors); nullptr: stderr.
+  std::function<void(std::string_view)> error_log;
+};
+
+class Server {
+ public:
+  Server(ServerOptions opts, Handler handler);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // listen() then serve(). Returns once a graceful shutdown completed (ok),
+  // or the listen error.
+  Result<void> listen_and_serve();
+  // Binds opts.addr; addr() is then the bound address ("127.0.0.1:41235").
+  Result<void> listen();
+  std::string addr() const;
+  // Accepts and serves until shutdown; must follow listen(). Call from a
+  // goroutine.
+  Result<void> serve();
+
+  // Starts a graceful shutdown (shutdown_timeout) and returns at once; serve()
+  // returns when it completes. Callable from any goroutine or thread, any
+  // number of times.
+  void shutdown();
+  // Same with an explicit deadline for in-flight requests.
+  void shutdown(std::chrono::nanoseconds timeout);
+  bool is_shutting_down() const;
+
+  const ServerOptions& options() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace goro::http
