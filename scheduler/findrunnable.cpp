@@ -44,11 +44,13 @@
 namespace goro::detail {
 namespace {
 
-// Coprime strides for the random steal order (Go's randomOrder).
-std::vector<std::uint32_t>& steal_coprimes() {
-  static std::vector<std::uint32_t> coprimes;
-  return coprimes;
-}
+// Steal order (Go's randomOrder): a random start and a stride coprime with
+// the P count visit every P exactly once per pass. The count changes with
+// live resizes, so instead of Go's per-count table of coprimes the stride is
+// a prime larger than AllP::kMax, reduced modulo the count: a prime p > n
+// shares no factor with n, so p % n is coprime with n and never 0.
+constexpr std::uint32_t kStridePrimes[] = {1031, 1033, 1039, 1049, 1051, 1061, 1063, 1069,
+                                           1087, 1091, 1093, 1097, 1103, 1109, 1117, 1123};
 
 void become_spinning(M* m) {
   m->spinning = true;
@@ -110,13 +112,12 @@ G* poll_nonblocking() {
 G* steal_work(M* m, bool* ran_timers, std::int64_t* timer_when) {
   P* self = m->p;
   const auto n = static_cast<std::uint32_t>(sched.allp.size());
-  const auto& coprimes = steal_coprimes();
   std::int64_t now = nanotime();
   for (int pass = 0; pass < 4; ++pass) {
     const bool last = pass == 3;
     std::uint32_t r = fastrand();
     std::uint32_t pos = r % n;
-    std::uint32_t inc = coprimes[(r / n) % coprimes.size()];
+    std::uint32_t inc = kStridePrimes[(r / n) % std::size(kStridePrimes)] % n;
     for (std::uint32_t i = 0; i < n; ++i, pos = (pos + inc) % n) {
       if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
       P* victim = sched.allp[pos];
@@ -132,7 +133,7 @@ G* steal_work(M* m, bool* ran_timers, std::int64_t* timer_when) {
         *timer_when = std::min(*timer_when, due);
       }
       PStatus st = victim->status.load(std::memory_order_relaxed);
-      if (st == PStatus::kIdle) continue;  // idle Ps have empty queues
+      if (st == PStatus::kIdle || st == PStatus::kDead) continue;  // empty queues
       if (G* g = self->runq.steal_from(victim->runq, last, st == PStatus::kRunning)) {
         sched.steals.fetch_add(1, std::memory_order_relaxed);
         sched.stolen.fetch_add(self->runq.size() + 1, std::memory_order_relaxed);
@@ -268,14 +269,6 @@ G* release_and_block(M* m, std::int64_t poll_until) {
 
 }  // namespace
 
-void reset_steal_order(std::uint32_t n) {
-  auto& c = steal_coprimes();
-  c.clear();
-  for (std::uint32_t i = 1; i <= n; ++i) {
-    if (std::gcd(i, n) == 1) c.push_back(i);
-  }
-}
-
 G* find_runnable(M* m, bool* inherit) {
   for (;;) {
     *inherit = false;
@@ -283,6 +276,10 @@ G* find_runnable(M* m, bool* inherit) {
     P* p = m->p;
     if (p == nullptr) {  // woken without a P (should not happen outside shutdown)
       stopm(m);
+      continue;
+    }
+    if (p->retire_requested.load(std::memory_order_acquire)) {
+      retire_owned_p(m);  // a live shrink removed this P
       continue;
     }
     std::int64_t now = nanotime();
@@ -348,6 +345,10 @@ P* pidleget_locked() {
 
 void pidleput_locked(P* p) {
   GORO_CHECK(p->runq.empty(), "sched: idle P with a non-empty run queue");
+  if (p_is_doomed(p)) {  // a shrink is pending for it: retire instead
+    retire_idle_locked(p);
+    return;
+  }
   p->status.store(PStatus::kIdle, std::memory_order_relaxed);
   p->running_g.store(nullptr, std::memory_order_relaxed);
   p->link = sched.pidle;

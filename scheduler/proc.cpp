@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "config/maxprocs/maxprocs.hpp"
 #include "goro/runtime.hpp"
 #include "scheduler/debug.hpp"
 #include "scheduler/proc.hpp"
@@ -97,6 +98,10 @@ void m_start(M* m) {
 
 StackPool& stack_pool() {
   return *g_stacks;
+}
+
+void gfree_spill_locked(P* p) {
+  g_free_global.append(p->gfree);
 }
 
 void gfree_put(P* p, G* g) {
@@ -243,17 +248,23 @@ struct MainResult {
 void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
   sched.default_stack = resolve_stack_size(stack_size);
   sched.max_threads = max_threads > 0 ? max_threads : 10000;
-  if (maxprocs <= 0) maxprocs = resolve_initial_maxprocs();
+  if (maxprocs <= 0) {
+    goro::gomaxprocs::Resolution r = goro::gomaxprocs::resolve_default();
+    maxprocs = r.procs;
+    sched.maxprocs_explicit.store(r.from_env);
+  } else {
+    sched.maxprocs_explicit.store(true);
+  }
+  maxprocs = std::min(maxprocs, AllP::kMax);
   g_stacks = new StackPool(sched.default_stack);
   sched.gomaxprocs.store(maxprocs);
-  for (int i = 0; i < maxprocs; ++i) {
-    P* p = new P;
-    p->id = i;
-    sched.allp.push_back(p);
-  }
-  reset_steal_order(static_cast<std::uint32_t>(maxprocs));
   {
     std::lock_guard<std::mutex> lock(sched.lock);
+    for (int i = 0; i < maxprocs; ++i) {
+      P* p = new P;
+      p->id = i;
+      sched.allp.push(p);
+    }
     for (int i = maxprocs - 1; i >= 1; --i)
       pidleput_locked(sched.allp[i]);
   }
@@ -368,9 +379,11 @@ std::size_t num_goroutines() {
   // the later reads of the spawn counters. Summing both per P instead could
   // miss a goroutine spawned on one P and exited on another between the reads.
   std::int64_t exited = 0;
-  for (P* p : sched.allp) exited += p->exited.load(std::memory_order_acquire);
+  for (P* p : sched.allp)
+    exited += p->exited.load(std::memory_order_acquire);
   std::int64_t spawned = 0;
-  for (P* p : sched.allp) spawned += p->spawned.load(std::memory_order_acquire);
+  for (P* p : sched.allp)
+    spawned += p->spawned.load(std::memory_order_acquire);
   std::int64_t n = spawned - exited;
   return n < 0 ? 0 : static_cast<std::size_t>(n);
 }

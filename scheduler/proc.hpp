@@ -34,8 +34,6 @@ P* pidleget_locked();
 void pidleput_locked(P* p);
 void stop_the_world_wake_all();
 
-void reset_steal_order(std::uint32_t n);
-
 // proc.cpp
 // Callables too large for the top of the stack are heap-allocated with this
 // alignment (g_main frees them after the body ends).
@@ -44,7 +42,6 @@ inline bool task_on_heap(const G* g) {
   auto at = reinterpret_cast<const char*>(g->task_storage);
   return at < g->stack.lo || at >= g->stack.hi();
 }
-int resolve_initial_maxprocs();
 void gfree_put(P* p, G* g);
 StackPool& stack_pool();
 // Creates an M (an OS thread) that starts with P p. Reports and gives the P
@@ -54,6 +51,14 @@ void newm(P* p, bool spinning);
 // checkdead.cpp: reports a deadlock (and exits) when no goroutine can ever
 // run again; called by an M about to sleep.
 void check_dead();
+
+// procresize.cpp
+bool p_is_doomed(const P* p);   // beyond gomaxprocs: to be retired
+void retire_owned_p(M* m);      // m's P retires; m is left without a P
+void retire_idle_locked(P* p);  // sched.lock held; p is not on the idle list
+int resize_procs(int n);        // returns the previous count
+void sysmon_update_maxprocs();
+void gfree_spill_locked(P* p);  // proc.cpp: p's dead-G cache to the global one
 
 // sysmon.cpp
 void sysmon_start();

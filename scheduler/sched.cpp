@@ -72,6 +72,7 @@ std::int64_t coarse_now() {
 // slow path (g0, find_runnable) is due. See "Time slices and fairness".
 G* fast_next(M* m, P* p, bool* inherit) {
   if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
+  if (p->retire_requested.load(std::memory_order_relaxed)) return nullptr;
   if (p->schedtick.load(std::memory_order_relaxed) % 61 == 0 &&
       sched.runq_size.load(std::memory_order_relaxed) > 0) {
     return nullptr;

@@ -86,9 +86,46 @@ struct P {
   std::atomic<std::int64_t> spawned{0};
   std::atomic<std::int64_t> exited{0};
   P* link = nullptr;  // idle P list (lock)
+  // Set (under sched.lock) when a shrink removes this running P; its owner
+  // retires it at its next scheduling point (procresize.cpp).
+  std::atomic<bool> retire_requested{false};
   // sysmon's private bookkeeping for preemption (sysmon thread only).
   std::uint32_t sysmon_tick = 0;
   std::int64_t sysmon_when = 0;
+};
+
+// Every P ever created, live or retired, indexed by id (maxprocs resizes:
+// procresize.cpp). A slot is published once (release) and never cleared
+// before teardown, and the count only grows, so any thread may iterate
+// without a lock and see a prefix of fully constructed Ps. Writers hold
+// sched.lock.
+class AllP {
+ public:
+  static constexpr int kMax = 1024;
+  int size() const { return n_.load(std::memory_order_acquire); }
+  bool empty() const { return size() == 0; }
+  P* operator[](int i) const { return slots_[i].load(std::memory_order_acquire); }
+  void push(P* p) {
+    int n = n_.load(std::memory_order_relaxed);
+    slots_[n].store(p, std::memory_order_release);
+    n_.store(n + 1, std::memory_order_release);
+  }
+  struct iterator {
+    const AllP* all;
+    int i;
+    P* operator*() const { return (*all)[i]; }
+    iterator& operator++() {
+      ++i;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return i != o.i; }
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, size()}; }
+
+ private:
+  std::atomic<P*> slots_[kMax] = {};
+  std::atomic<int> n_{0};
 };
 
 struct Sched {
@@ -102,7 +139,10 @@ struct Sched {
   std::atomic<int> nmspinning{0};
   std::atomic<int> needspinning{0};
   std::atomic<int> gomaxprocs{0};
-  std::vector<P*> allp;                  // fixed between resizes (written under STW)
+  AllP allp;  // every P; the first gomaxprocs are live
+  // maxprocs was set explicitly (Options, GOMAXPROCS, set_maxprocs): sysmon
+  // does not follow the CPU limit.
+  std::atomic<bool> maxprocs_explicit{false};
   std::vector<std::unique_ptr<M>> allm;  // (lock)
   std::atomic<int> mcount{0};
   int max_threads = 10000;
@@ -133,9 +173,13 @@ extern Sched sched;
 // something TSan understands.
 #if defined(GORO_TSAN)
 inline std::atomic<int> storeload_word{0};
-inline void storeload_fence() { storeload_word.fetch_add(0, std::memory_order_seq_cst); }
+inline void storeload_fence() {
+  storeload_word.fetch_add(0, std::memory_order_seq_cst);
+}
 #else
-inline void storeload_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void storeload_fence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 #endif
 
 // The M running on this thread. Immune to the compiler caching the TLS

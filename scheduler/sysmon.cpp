@@ -6,6 +6,8 @@
 //     schedule (G::preempt; honoured at the next runtime entry);
 //   - polls the network if nobody has for 10 ms (every P busy: the poller
 //     would otherwise starve);
+//   - re-reads the CPU limit at most once a second and resizes the Ps live
+//     when it changed (unless maxprocs was set explicitly; procresize.cpp);
 //   - prints the GORO_DEBUG=schedtrace line when due.
 // Its sleep starts at 20 µs and doubles after 50 idle cycles (~1 ms of doing
 // nothing) up to 10 ms, so a busy runtime is watched closely and a quiet one
@@ -28,6 +30,9 @@ constexpr std::int64_t kMaxDelay = 10'000'000;      // 10 ms
 constexpr std::int64_t kForcePreempt = 10'000'000;  // Go's forcePreemptNS
 constexpr std::int64_t kPollBackstop = 10'000'000;  // poll if nobody has for 10 ms
 constexpr std::int64_t kDeepSleepMax = 60'000'000'000;
+// The CPU limit is re-read at most once a second (Go's sysmonUpdateGOMAXPROCS);
+// while updates are on, a deep sleep lasts at most that long.
+constexpr std::int64_t kMaxprocsCheck = 1'000'000'000;
 
 std::thread g_thread;
 Note g_note;
@@ -82,6 +87,7 @@ void loop() {
   const std::int64_t start = nanotime();
   std::int64_t last_trace = start - trace_ms * 1'000'000;
   std::int64_t delay = kMinDelay;
+  std::int64_t last_maxprocs_check = start;
   int idle = 0;
   while (!g_stop.load(std::memory_order_acquire)) {
     if (idle == 0) {
@@ -101,13 +107,18 @@ void loop() {
         }
       }
       if (sleep) {
-        g_note.sleep(kDeepSleepMax);
+        const bool follow_limit = !sched.maxprocs_explicit.load(std::memory_order_relaxed);
+        g_note.sleep(follow_limit ? kMaxprocsCheck : kDeepSleepMax);
         g_deep_sleep.store(false, std::memory_order_relaxed);
         idle = 0;
         continue;
       }
     }
     std::int64_t now = nanotime();
+    if (now - last_maxprocs_check >= kMaxprocsCheck) {
+      last_maxprocs_check = now;
+      sysmon_update_maxprocs();
+    }
     bool acted = retake(now);
     poll_backstop(now);
     if (trace_ms > 0 && now - last_trace >= trace_ms * 1'000'000) {

@@ -108,7 +108,8 @@ TimerHeap* local_heap() {
 }  // namespace
 
 void timer_start(Timer* t) {
-  GORO_CHECK(t->heap.load(std::memory_order_relaxed) == nullptr, "timers: start of a pending timer");
+  GORO_CHECK(t->heap.load(std::memory_order_relaxed) == nullptr,
+             "timers: start of a pending timer");
   GORO_CHECK(t->fn != nullptr, "timers: no callback");
   TimerHeap* h = local_heap();
   // Read everything needed before unlocking: once the heap lock is released

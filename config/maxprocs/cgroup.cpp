@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-namespace goro::maxprocs::detail {
+namespace goro::gomaxprocs::detail {
 namespace {
 
 // /proc/self/cgroup is a line per hierarchy (a dozen on v1 hosts); a path is
@@ -326,4 +326,4 @@ CgroupLimit CgroupReader::read(const Log& debug) {
   return result;
 }
 
-}  // namespace goro::maxprocs::detail
+}  // namespace goro::gomaxprocs::detail

@@ -41,7 +41,7 @@
 #include <string_view>
 #include <vector>
 
-namespace goro::maxprocs::detail {
+namespace goro::gomaxprocs::detail {
 
 enum class CgroupVersion { kNone = 0, kV1 = 1, kV2 = 2 };
 
@@ -113,4 +113,4 @@ class CgroupReader {
   std::vector<std::string> dirs_;         // leaf first, filesystem paths under root_
 };
 
-}  // namespace goro::maxprocs::detail
+}  // namespace goro::gomaxprocs::detail

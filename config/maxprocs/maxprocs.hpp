@@ -48,7 +48,7 @@
 #include <string_view>
 #include <vector>
 
-namespace goro::maxprocs {
+namespace goro::gomaxprocs {
 
 // The answer and the evidence behind it.
 struct Resolution {
@@ -110,4 +110,4 @@ class Resolver {
 // Convenience for the runtime's startup: Resolver{}.resolve().
 Resolution resolve_default() noexcept;
 
-}  // namespace goro::maxprocs
+}  // namespace goro::gomaxprocs

@@ -15,7 +15,7 @@
 #include "config/maxprocs/cgroup.hpp"
 #include "config/maxprocs/maxprocs.hpp"
 
-namespace goro::maxprocs {
+namespace goro::gomaxprocs {
 namespace {
 
 // sched_getaffinity fails with EINVAL when the mask is smaller than the
@@ -196,4 +196,4 @@ Resolution resolve_default() noexcept {
   return Resolver().resolve();
 }
 
-}  // namespace goro::maxprocs
+}  // namespace goro::gomaxprocs

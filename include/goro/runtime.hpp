@@ -91,6 +91,14 @@ void sleep_until(std::chrono::steady_clock::time_point t);
 // The current number of Ps.
 int maxprocs();
 
+// Sets the number of Ps now, live (Ps are added, or retired at their next
+// scheduling point), and stops following the CPU limit, like Go's
+// runtime.GOMAXPROCS(n). n <= 0 changes nothing. Returns the previous count.
+int set_maxprocs(int n);
+// Returns to the automatic count (GOMAXPROCS env, affinity, cgroup limit,
+// re-read by sysmon at most once a second), like Go's SetDefaultGOMAXPROCS.
+void reset_maxprocs();
+
 // Live goroutines (spawned and not yet finished), including the main one.
 std::size_t num_goroutines();
 

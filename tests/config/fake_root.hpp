@@ -1,4 +1,4 @@
-// FakeRoot: a throwaway filesystem root for goro::maxprocs::Resolver, with
+// FakeRoot: a throwaway filesystem root for goro::gomaxprocs::Resolver, with
 // /proc/self/cgroup, /proc/self/mountinfo and cgroup files written by the
 // test. Removed with everything under it when the FakeRoot goes away.
 #pragma once

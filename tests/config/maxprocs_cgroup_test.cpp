@@ -7,7 +7,7 @@
 #include "tests/config/cgroup_fixture.hpp"
 #include "tests/config/fake_root.hpp"
 
-namespace goro::maxprocs {
+namespace goro::gomaxprocs {
 namespace {
 
 using goro::testing::fake_env;
@@ -76,4 +76,4 @@ TEST_F(RealCgroup, FixtureCleansUp) {
 }
 
 }  // namespace
-}  // namespace goro::maxprocs
+}  // namespace goro::gomaxprocs

@@ -12,7 +12,7 @@
 #include "config/maxprocs/maxprocs.hpp"
 #include "tests/config/fake_root.hpp"
 
-namespace goro::maxprocs {
+namespace goro::gomaxprocs {
 namespace {
 
 using goro::testing::fake_env;
@@ -496,4 +496,4 @@ TEST(MaxprocsParse, ProcCgroup) {
 }
 
 }  // namespace
-}  // namespace goro::maxprocs
+}  // namespace goro::gomaxprocs
