@@ -152,6 +152,21 @@ Result<std::size_t> NetFd::writev_all(const iovec* iov, std::size_t count) {
   return total;
 }
 
+Result<std::size_t> NetFd::write_op(WriteOp op, void* arg) {
+  Ref ref(this);
+  if (!ref.ok()) return errc::closed;
+  if (auto ec = detail::poll_check(pd_, PollMode::kWrite)) return ec;
+  for (;;) {
+    const long w = op(fd_, arg);
+    if (w >= 0) return static_cast<std::size_t>(w);
+    if (errno == EAGAIN) {
+      if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) return ec;
+    } else if (errno != EINTR) {
+      return sys_error(errno);
+    }
+  }
+}
+
 Result<int> NetFd::accept(Addr* peer) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;

@@ -63,6 +63,14 @@ class NetFd {
   // (absolute nanotime(), 0 none) passes.
   Result<void> connect(const sockaddr* sa, socklen_t len, std::int64_t deadline);
   Result<void> shutdown(int how);
+  // One write-side syscall that NetFd does not wrap itself (sendfile(2) for
+  // framework/fs), run with the fd kept alive and the netpoller's write wait:
+  // `op(fd, arg)` must behave like send(2) on this non-blocking socket
+  // (bytes written, or -1 with errno). EAGAIN parks until writable and runs
+  // it again; EINTR runs it again; deadlines and close apply as for writes.
+  // Returns the first non-negative result (0 included) or the error.
+  using WriteOp = long (*)(int fd, void* arg);
+  Result<std::size_t> write_op(WriteOp op, void* arg);
 
   // `when` in nanotime(), 0 clears; mode: 1 read, 2 write, 3 both.
   Result<void> set_deadline(std::int64_t when, int mode);
@@ -105,3 +113,11 @@ class NetFd {
 };
 
 }  // namespace goro::net
+
+namespace goro::detail {
+// The doorway from goro's own layers to a Conn's NetFd (framework/fs's
+// sendfile); not for applications. nullptr for a default-constructed Conn.
+struct NetConnAccess {
+  static net::NetFd* netfd(net::Conn& c) { return c.fd_.get(); }
+};
+}  // namespace goro::detail

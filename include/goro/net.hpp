@@ -39,6 +39,10 @@
 
 #include "goro/result.hpp"
 
+namespace goro::detail {
+struct NetConnAccess;  // framework/net/netfd.hpp: goro's own layers reach a Conn's NetFd
+}
+
 namespace goro::net {
 
 class NetFd;  // framework/net/netfd.hpp
@@ -112,6 +116,7 @@ class Conn {
   int native_handle() const;
 
  private:
+  friend struct goro::detail::NetConnAccess;
   std::unique_ptr<NetFd> fd_;
 };
 
