@@ -266,7 +266,7 @@ TEST(FsListDir, ManyEntriesSpanSeveralGetdentsBatches) {
   for (int i = 0; i < kFiles; ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "file-%05d-with-a-longish-name", i);
-    ASSERT_TRUE(fs::write_file(dir / name, ""));  // outside the runtime: plain calls
+    ASSERT_TRUE(fs::File::create(dir / name));  // outside the runtime: plain calls
   }
   run_goro([&] {
     auto list = fs::list_dir(dir.path());

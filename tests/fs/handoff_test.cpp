@@ -112,7 +112,13 @@ TEST(FsHandoff, BlockedFifoReadDoesNotStopTcpEcho) {
         cv.notify_all();
         (void)c->close();
         wg.wait();
+        // The reader's P moved as a P in a syscall (SyscallScope), not through
+        // the hog protocol (sysmon's SIGURG to a thread that never reaches a
+        // scheduling point), which would also rescue the echo but means the
+        // fs call did not enter the syscall state.
         EXPECT_GT(goro::stats().handoffs, 0u);
+        EXPECT_EQ(goro::stats().preempt_requests, 0u)
+            << "a goroutine was treated as a hog: is the fs read inside a SyscallScope?";
       },
       goro::Options{.maxprocs = 1});
   writer.join();
