@@ -41,10 +41,16 @@ NetFd::~NetFd() {
 bool NetFd::acquire() {
   // relaxed: the reference only keeps the fd number alive; the closed check
   // is advisory (an operation racing with close() is woken by the eviction).
-  std::uint64_t s = state_.fetch_add(kOneRef, std::memory_order_relaxed);
-  if ((s & kClosed) == 0) return true;
-  release();
-  return false;
+  // Never touch the count once closed: after close() dropped the last
+  // reference and destroy() recycled the poll descriptor, an increment and
+  // release() here would see (kClosed | kOneRef) and destroy it a second time
+  // (the descriptor then sits twice in the free cache and two fds share it:
+  // "netpoll: double wait").
+  std::uint64_t s = state_.load(std::memory_order_relaxed);
+  do {
+    if (s & kClosed) return false;
+  } while (!state_.compare_exchange_weak(s, s + kOneRef, std::memory_order_relaxed));
+  return true;
 }
 
 void NetFd::release() {
