@@ -125,14 +125,21 @@ void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& l
       std::lock_guard lock(s->conns_mu);
       if (s->opts.max_connections != 0 && s->conns.size() >= s->opts.max_connections) {
         m.connections_rejected.fetch_add(1, std::memory_order_relaxed);
-        goro::go(
-            [conn = std::move(entry->conn)]() mutable { detail::reject_conn(std::move(conn)); });
+        s->conns_wg.add(1);
+        goro::go([s, conn = std::move(entry->conn)]() mutable {
+          detail::reject_conn(std::move(conn));
+          s->conns_wg.done();
+        });
         continue;
       }
       s->conns.push_front(entry);
       entry->self = s->conns.begin();
     }
-    goro::go([s, entry]() mutable { detail::serve_conn(std::move(s), std::move(entry)); });
+    s->conns_wg.add(1);
+    goro::go([s, entry]() mutable {
+      detail::serve_conn(s, std::move(entry));
+      s->conns_wg.done();  // `s` (captured) keeps the WaitGroup alive
+    });
   }
 }
 
@@ -166,6 +173,7 @@ Result<void> Server::serve() {
 
   // Graceful drain (see the protocol above).
   auto pause = std::chrono::milliseconds(1);
+  bool forced = false;
   for (;;) {
     if (s->close_idle() == 0) break;
     const auto deadline = std::chrono::steady_clock::time_point(
@@ -174,6 +182,7 @@ Result<void> Server::serve() {
       s->log("http: shutdown deadline passed; closing the remaining connections");
       s->cancel_base();
       s->close_all();
+      forced = true;
       break;
     }
     goro::sleep_for(
@@ -181,6 +190,14 @@ Result<void> Server::serve() {
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
   s->cancel_base();
+  // After a clean drain every connection goroutine is on its way out: wait for
+  // its last instructions. After a forced close, handlers may still run for
+  // as long as they like; those goroutines are abandoned (they hold `s`).
+  if (!forced) s->conns_wg.wait();
+  {
+    std::lock_guard lock(s->listener_mu);
+    s->listener.reset();
+  }
   signals.reset();
   return {};
 }

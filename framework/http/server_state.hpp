@@ -17,6 +17,7 @@
 #include "goro/context.hpp"
 #include "goro/http/server.hpp"
 #include "goro/net.hpp"
+#include "goro/sync.hpp"
 
 namespace goro::http::detail {
 
@@ -68,6 +69,12 @@ struct ServerState {
   // and the sweep's CAS + close, never across a park.
   std::mutex conns_mu;
   std::list<std::shared_ptr<ConnEntry>> conns;
+
+  // Every connection goroutine (and 503 goroutine): add before spawning, done
+  // as its very last act, after its socket is closed and released. serve()
+  // waits for it after a clean drain so that no goroutine of the server is
+  // still releasing descriptors when goro::run's main returns.
+  WaitGroup conns_wg;
 
   // Parent of every request context; cancelled at the forced close.
   Context base_ctx;

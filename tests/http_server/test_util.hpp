@@ -1,0 +1,242 @@
+// Helpers for the goro::http server tests: an in-process server on its own
+// runtime thread, and a blocking POSIX client that speaks raw bytes.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "goro/goro.hpp"
+#include "goro/http.hpp"
+
+namespace goro_test {
+
+namespace http = goro::http;
+
+// A server running in goro::run on a background thread, on 127.0.0.1:0.
+class TestServer {
+ public:
+  TestServer(http::Handler h, http::ServerOptions opts = {}) {
+    opts.addr = "127.0.0.1:0";
+    opts.handle_signals = false;
+    opts.error_log = [this](std::string_view line) {
+      std::lock_guard lock(log_mu_);
+      log_.emplace_back(line);
+    };
+    std::promise<std::string> ready;
+    auto addr = ready.get_future();
+    thread_ = std::thread([this, h = std::move(h), opts = std::move(opts), &ready]() mutable {
+      goro::run([&] {
+        http::Server srv(std::move(opts), std::move(h));
+        if (!srv.listen()) {
+          ready.set_value("");
+          return;
+        }
+        server_.store(&srv);
+        ready.set_value(srv.addr());
+        (void)srv.serve();
+        server_.store(nullptr);
+      });
+    });
+    addr_ = addr.get();
+    port_ = std::stoi(addr_.substr(addr_.rfind(':') + 1));
+  }
+  ~TestServer() { stop(); }
+
+  void stop(std::chrono::nanoseconds timeout = std::chrono::seconds(2)) {
+    if (!thread_.joinable()) return;
+    if (http::Server* s = server_.load()) s->shutdown(timeout);
+    thread_.join();
+  }
+  http::Server* server() { return server_.load(); }
+  const std::string& addr() const { return addr_; }
+  int port() const { return port_; }
+  std::vector<std::string> log() {
+    std::lock_guard lock(log_mu_);
+    return log_;
+  }
+
+ private:
+  std::thread thread_;
+  std::atomic<http::Server*> server_{nullptr};
+  std::string addr_;
+  int port_ = 0;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
+};
+
+// A blocking client socket with a receive timeout.
+class Client {
+ public:
+  explicit Client(int port, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(port));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{static_cast<time_t>(timeout.count() / 1000),
+               static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  }
+  ~Client() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  Client(Client&& o) noexcept : fd_(o.fd_), connected_(o.connected_), buf_(std::move(o.buf_)) {
+    o.fd_ = -1;
+  }
+
+  bool connected() const { return connected_; }
+  int fd() const { return fd_; }
+
+  bool send(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+
+  // Reads until end of stream (or timeout); returns everything unread.
+  std::string read_all() {
+    std::string out = std::move(buf_);
+    buf_.clear();
+    char tmp[65536];
+    for (;;) {
+      ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+      if (n <= 0) break;
+      out.append(tmp, static_cast<std::size_t>(n));
+    }
+    return out;
+  }
+
+  // True if the server closed the connection (EOF or reset) within the timeout.
+  bool closed_by_peer() {
+    if (!buf_.empty()) return false;
+    char c;
+    ssize_t n = ::recv(fd_, &c, 1, 0);
+    if (n == 1) buf_.push_back(c);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+
+  struct Response {
+    bool ok = false;
+    std::string status_line;
+    int status = 0;
+    std::multimap<std::string, std::string> headers;  // lower-cased names
+    std::string body;
+    std::string header(const std::string& lower) const {
+      auto it = headers.find(lower);
+      return it == headers.end() ? "" : it->second;
+    }
+  };
+
+  // Reads one response (Content-Length, chunked, or to EOF). `head_request`:
+  // no body follows.
+  Response read_response(bool head_request = false) {
+    Response r;
+    std::size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (!fill()) return r;
+    }
+    std::string head = buf_.substr(0, end);
+    buf_.erase(0, end + 4);
+    std::size_t eol = head.find("\r\n");
+    r.status_line = head.substr(0, eol);
+    if (r.status_line.size() >= 12) r.status = std::stoi(r.status_line.substr(9, 3));
+    std::size_t pos = eol == std::string::npos ? head.size() : eol + 2;
+    while (pos < head.size()) {
+      std::size_t next = head.find("\r\n", pos);
+      if (next == std::string::npos) next = head.size();
+      std::string line = head.substr(pos, next - pos);
+      std::size_t colon = line.find(':');
+      std::string name = line.substr(0, colon);
+      for (char& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::string value = line.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ')
+        value.erase(0, 1);
+      r.headers.emplace(name, value);
+      pos = next + 2;
+    }
+    if (r.status == 100) {
+      r.ok = true;
+      return r;
+    }
+    const bool no_body = head_request || r.status == 204 || r.status == 304;
+    if (no_body) {
+    } else if (r.header("transfer-encoding") == "chunked") {
+      for (;;) {
+        std::size_t le;
+        while ((le = buf_.find("\r\n")) == std::string::npos) {
+          if (!fill()) return r;
+        }
+        std::size_t size = std::stoul(buf_.substr(0, le), nullptr, 16);
+        buf_.erase(0, le + 2);
+        if (size == 0) {
+          while ((le = buf_.find("\r\n")) == std::string::npos) {
+            if (!fill()) return r;
+          }
+          buf_.erase(0, le + 2);  // no trailers expected from goro
+          break;
+        }
+        while (buf_.size() < size + 2) {
+          if (!fill()) return r;
+        }
+        r.body.append(buf_, 0, size);
+        buf_.erase(0, size + 2);
+      }
+    } else if (!r.header("content-length").empty()) {
+      std::size_t len = std::stoul(r.header("content-length"));
+      while (buf_.size() < len) {
+        if (!fill()) return r;
+      }
+      r.body = buf_.substr(0, len);
+      buf_.erase(0, len);
+    } else {
+      while (fill()) {
+      }
+      r.body = std::move(buf_);
+      buf_.clear();
+    }
+    r.ok = true;
+    return r;
+  }
+
+ private:
+  bool fill() {
+    char tmp[65536];
+    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    if (n <= 0) return false;
+    buf_.append(tmp, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string buf_;
+};
+
+inline std::string get(std::string_view path, std::string_view extra = "") {
+  return std::string("GET ") + std::string(path) + " HTTP/1.1\r\nHost: t\r\n" + std::string(extra) +
+         "\r\n";
+}
+
+}  // namespace goro_test
