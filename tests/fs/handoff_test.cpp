@@ -60,18 +60,6 @@ TEST(FsHandoff, BlockedFifoReadDoesNotStopTcpEcho) {
   goro::run(
       [&] {
         goro::WaitGroup wg;
-        wg.add(1);
-        goro::go([&] {  // the blocked reader
-          auto f = fs::File::open(fifo);
-          if (f) {
-            reader_in_read.store(true);
-            char c;
-            auto n = f->read(std::span<char>(&c, 1));
-            if (n && *n == 1) fifo_got.assign(1, c);
-          }
-          wg.done();
-        });
-
         auto ln = goro::net::listen("tcp", "127.0.0.1:0");
         ASSERT_TRUE(ln);
         wg.add(1);
@@ -88,11 +76,39 @@ TEST(FsHandoff, BlockedFifoReadDoesNotStopTcpEcho) {
           wg.done();
         });
 
+        // Hog flags counted from here on can only come from the reader (main
+        // parks right away; the echo server waits in accept).
+        const auto preempts_before = goro::stats().preempt_requests;
+        wg.add(1);
+        goro::go([&] {  // the blocked reader
+          auto f = fs::File::open(fifo);
+          if (f) {
+            reader_in_read.store(true);
+            char c;
+            auto n = f->read(std::span<char>(&c, 1));
+            if (n && *n == 1) fifo_got.assign(1, c);
+          }
+          wg.done();
+        });
+
         // Let the reader block: it holds the only P's thread in open(2) and
         // then read(2); this goroutine runs again only through a handoff.
         while (!reader_in_read.load())
           goro::sleep_for(1ms);
         goro::sleep_for(50ms);
+    // The reader's P moved as a P in a syscall (SyscallScope), not through
+    // the hog protocol (sysmon flags a goroutine that has not reached a
+    // scheduling point for 10 ms and signals its thread), which would also
+    // rescue the echo but means the fs call never entered the syscall state.
+    // The counter is global: under TSan (every instruction 5-15x slower)
+    // sysmon sometimes flags the main goroutine itself in this window
+    // (about 1 run in 30), so the check is left to the other builds.
+#if !defined(GORO_TSAN)
+        EXPECT_EQ(goro::stats().preempt_requests, preempts_before)
+            << "the blocked reader was treated as a hog: is the fs read inside a SyscallScope?";
+#else
+        (void)preempts_before;
+#endif
 
         auto c = goro::net::dial("tcp", ln->addr().to_string());
         ASSERT_TRUE(c);
@@ -112,13 +128,7 @@ TEST(FsHandoff, BlockedFifoReadDoesNotStopTcpEcho) {
         cv.notify_all();
         (void)c->close();
         wg.wait();
-        // The reader's P moved as a P in a syscall (SyscallScope), not through
-        // the hog protocol (sysmon's SIGURG to a thread that never reaches a
-        // scheduling point), which would also rescue the echo but means the
-        // fs call did not enter the syscall state.
         EXPECT_GT(goro::stats().handoffs, 0u);
-        EXPECT_EQ(goro::stats().preempt_requests, 0u)
-            << "a goroutine was treated as a hog: is the fs read inside a SyscallScope?";
       },
       goro::Options{.maxprocs = 1});
   writer.join();
