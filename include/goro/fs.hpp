@@ -183,8 +183,10 @@ Result<std::string> read_file(const Path& path, std::size_t max_size = kDefaultM
 // filesystem), fsync it, rename it over `path`, fsync the directory (so the
 // rename itself is durable). The new file gets `mode` (not masked by the
 // umask: the caller asked for it); an existing file's owner, permissions and
-// hard links are not preserved (it is a new inode). On any failure the
-// temporary file is removed and `path` is untouched.
+// hard links are not preserved (it is a new inode). On any failure before
+// the rename the temporary file is removed and `path` is untouched; if only
+// the final directory fsync fails, the new content is in place (but the
+// rename may not survive a crash) and that error is returned.
 Result<void> write_file(const Path& path, std::string_view data, mode_t mode = 0644);
 
 struct DirEntry {
