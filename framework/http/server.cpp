@@ -108,6 +108,10 @@ Result<void> Server::listen_and_serve() {
 
 namespace {
 
+// After the forced close, how long serve() waits for handlers to notice their
+// cancelled contexts before it returns without them.
+constexpr auto kForcedGrace = std::chrono::seconds(1);
+
 void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& ln) {
   detail::HttpMetrics& m = detail::http_metrics();
   for (;;) {
@@ -193,6 +197,13 @@ Result<void> Server::serve() {
   // After a clean drain every connection goroutine is on its way out: wait for
   // its last instructions. After a forced close, handlers may still run for
   // as long as they like; those goroutines are abandoned (they hold `s`).
+  if (forced) {
+    // Handlers that watch their context end promptly: give them a moment.
+    const auto grace_end = std::chrono::steady_clock::now() + kForcedGrace;
+    while (s->close_idle() != 0 && std::chrono::steady_clock::now() < grace_end)
+      goro::sleep_for(std::chrono::milliseconds(5));
+    forced = s->close_idle() != 0;
+  }
   if (!forced) s->conns_wg.wait();
   {
     std::lock_guard lock(s->listener_mu);

@@ -1,0 +1,3 @@
+module goro.local/gohello
+
+go 1.19
