@@ -10,7 +10,8 @@
 // SIGINT and SIGTERM are blocked in every thread (the mask is set before
 // goro::run, and runtime threads inherit it) and taken by a dedicated thread
 // in sigwait(2), which closes the listener; the blocked accept returns
-// errc::closed, main returns and the process exits with status 0, abandoning
+// errc::closed, main waits for that close() to return (it deregisters the fd
+// from the runtime's poller), returns, and the process exits with status 0, abandoning
 // open connections as a Go program does at exit. Rejected: a signalfd read by
 // a goroutine through the poller would need a public "wrap this fd" API that
 // goro::net does not offer; a plain signal handler cannot close a listener
@@ -34,6 +35,9 @@ namespace {
 
 std::atomic<goro::net::Listener*> g_listener{nullptr};
 std::atomic<bool> g_stop{false};
+// Set by the signal thread once its close() has returned; main waits for it so
+// the runtime (and its poller) outlives that close.
+std::atomic<bool> g_stop_done{false};
 
 void serve(goro::net::Conn conn) {
   std::array<std::byte, 16 * 1024> buf;
@@ -79,6 +83,7 @@ int main(int argc, char** argv) {
     sigwait(&stop_signals, &sig);
     g_stop.store(true);
     stop_listener();
+    g_stop_done.store(true);
   });
 
   std::optional<goro::net::Listener> listener;  // outlives the runtime: see stop_listener
@@ -96,7 +101,11 @@ int main(int argc, char** argv) {
     for (;;) {
       auto conn = listener->accept();
       if (!conn) {
-        if (conn.error() == goro::errc::closed) return 0;
+        if (conn.error() == goro::errc::closed) {
+          while (g_stop.load() && !g_stop_done.load())
+            goro::sleep_for(std::chrono::milliseconds(1));
+          return 0;
+        }
         fmt::print(stderr, "goro-echo: accept: {}\n", conn.error().message());
         return 1;
       }

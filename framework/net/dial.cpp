@@ -6,12 +6,11 @@
 // getting an equal share of the remaining time (at least 2 s, as Go's
 // partialDeadline). The caller dials the primaries itself; if there are
 // fallbacks, a goroutine starts them after 300 ms unless the primaries have
-// finished. The first connection wins: the winner closes the loser's
-// in-flight socket (its connect wakes with errc::closed). If the primaries
-// all fail before the fallback goroutine has started, the caller claims the
-// fallbacks and dials them at once. Rejected: a goroutine per address and a
-// channel (no goro::Chan at this layer yet, and two racers cover RFC 8305's
-// common case of one IPv6 and one IPv4 path).
+// finished (then it exits at once, or dials the fallbacks if they failed). The first connection
+// wins: the winner closes the loser's in-flight socket (its connect wakes with errc::closed). If
+// the primaries all fail before the fallback goroutine has started, the caller claims the fallbacks
+// and dials them at once. Rejected: a goroutine per address and a channel (no goro::Chan at this
+// layer yet, and two racers cover RFC 8305's common case of one IPv6 and one IPv4 path).
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -23,6 +22,7 @@
 #include "framework/net/netfd.hpp"
 #include "framework/net/resolve.hpp"
 #include "goro/detail/park.hpp"
+#include "goro/detail/timer.hpp"
 #include "goro/runtime.hpp"
 
 namespace goro::net {
@@ -43,6 +43,16 @@ class OneShot {
     if (state_.load() == kFired) return;
     detail::park(detail::WaitReason::kIOWait, commit, this);
   }
+  // Waits until fire() or `ns` have passed, whichever is first.
+  void wait_for(std::int64_t ns) {
+    detail::Timer t;
+    t.when = detail::nanotime() + ns;
+    t.fn = [](void* arg, std::uint64_t) { static_cast<OneShot*>(arg)->fire(); };
+    t.arg = this;
+    detail::timer_start(&t);
+    wait();
+    detail::timer_stop(&t);  // waits for a callback still running
+  }
 
  private:
   static bool commit(detail::G* g, void* arg) {
@@ -61,6 +71,7 @@ struct Race {
   Result<Conn> fallback_result = errc::no_address;  // (mu), valid after fallback_done fires
   NetFd* inflight[2] = {nullptr, nullptr};          // [0] primary, [1] fallback (mu)
   OneShot fallback_done;
+  OneShot primary_done;  // ends the fallback's 300 ms head start early
 };
 
 std::error_code sys_error(int e) {
@@ -121,7 +132,7 @@ Result<Conn> dial_parallel(const std::vector<Addr>& primaries, const std::vector
                            std::int64_t deadline) {
   auto race = std::make_shared<Race>();
   goro::go([race, fallbacks, deadline] {
-    goro::sleep_for(std::chrono::nanoseconds(kFallbackDelay));
+    race->primary_done.wait_for(kFallbackDelay);
     {
       std::lock_guard<std::mutex> lock(race->mu);
       if (race->done || race->fallback_claimed) return;
@@ -136,6 +147,7 @@ Result<Conn> dial_parallel(const std::vector<Addr>& primaries, const std::vector
     race->fallback_done.fire();
   });
   auto r = dial_serial(primaries, deadline, race.get(), 0);
+  race->primary_done.fire();  // the fallback goroutine stops waiting (and, if we won, exits)
   bool wait_fallback = false;
   {
     std::lock_guard<std::mutex> lock(race->mu);

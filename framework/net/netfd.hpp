@@ -79,7 +79,7 @@ class NetFd {
   Result<void> close();
 
  private:
-  NetFd(int fd, detail::PollDesc* pd) : fd_(fd), pd_(pd) {}
+  NetFd(int fd, ::goro::detail::PollDesc* pd) : fd_(fd), pd_(pd) {}
 
   // RAII reference for one operation; `ok()` is false after close().
   class Ref {
@@ -103,7 +103,7 @@ class NetFd {
   static constexpr std::uint64_t kOneRef = 2;
 
   const int fd_;
-  detail::PollDesc* const pd_;
+  ::goro::detail::PollDesc* const pd_;
   // closed bit | references * kOneRef; see "Lifetime". acq_rel on the
   // decrement so the last releaser sees every other user's accesses.
   std::atomic<std::uint64_t> state_{kOneRef};

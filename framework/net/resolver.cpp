@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
+#include <atomic>
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
@@ -24,6 +25,7 @@
 
 #include "framework/net/resolve.hpp"
 #include "goro/detail/park.hpp"
+#include "goro/runtime.hpp"
 
 namespace goro::net {
 namespace {
@@ -38,6 +40,10 @@ struct ResolveJob {
   int rc = 0;
   int sys_errno = 0;  // errno of the resolver thread when rc == EAI_SYSTEM
   std::vector<Addr> out;
+  // Set by the resolver thread after ready() has returned. ready() keeps
+  // touching scheduler state (wakep) after the G is already runnable, so the
+  // G waits for this flag before it can let goro::run finish and tear down.
+  std::atomic<bool> released{false};
 };
 
 void run_lookup(ResolveJob& job) {
@@ -102,6 +108,7 @@ class ResolverPool {
       }
       run_lookup(*job);
       detail::ready(job->waiter);
+      job->released.store(true, std::memory_order_release);  // job may be gone after this
     }
   }
 
@@ -190,6 +197,8 @@ Result<std::vector<Addr>> resolve(Network net, const std::string& host, const st
   job.passive = passive;
   ResolverPool::get().ensure_thread();
   detail::park(detail::WaitReason::kSyscall, &ResolverPool::submit, &job);
+  while (!job.released.load(std::memory_order_acquire))  // pairs with serve()'s store
+    goro::yield();
   if (job.rc != 0) {
     if (job.rc == EAI_SYSTEM) return std::error_code(job.sys_errno, std::system_category());
     return errc::no_address;

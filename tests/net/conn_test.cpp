@@ -266,9 +266,12 @@ TEST(NetDeadline, WriteTimesOutWhenThePeerDoesNotRead) {
 
 TEST(NetClose, CloseWhileParkedWakesReaderAndAcceptor) {
   with_silent_peer([](Conn& c, Conn&) {
-    goro::go([&c] {
+    goro::WaitGroup closer;  // c must outlive the closing goroutine
+    closer.add(1);
+    goro::go([&c, &closer] {
       goro::sleep_for(30ms);
       EXPECT_TRUE(c.close());
+      closer.done();
     });
     char buf[8];
     const auto t0 = std::chrono::steady_clock::now();
@@ -277,16 +280,21 @@ TEST(NetClose, CloseWhileParkedWakesReaderAndAcceptor) {
     EXPECT_LE(ms_since(t0), 500.0);
     EXPECT_EQ(c.close().error(), goro::errc::closed);
     EXPECT_EQ(c.write("x").error(), goro::errc::closed);
+    closer.wait();
   });
   goro::run(
       [] {
         auto ln = goro::net::listen("tcp", "127.0.0.1:0");
         ASSERT_TRUE(ln);
+        goro::WaitGroup closer;
+        closer.add(1);
         goro::go([&] {
           goro::sleep_for(20ms);
           (void)ln->close();
+          closer.done();
         });
         EXPECT_EQ(ln->accept().error(), goro::errc::closed);
+        closer.wait();
       },
       kOpts);
 }

@@ -40,17 +40,24 @@ TEST(NetStress, StaleEventsOnRapidlyReusedFds) {
       [] {
         auto ln = goro::net::listen("tcp", "127.0.0.1:0");
         ASSERT_TRUE(ln);
+        goro::WaitGroup acceptor;  // the listener must outlive its acceptor
+        acceptor.add(1);
         goro::go([&] {
           for (;;) {
             auto c = ln->accept();
-            if (!c) return;
-            goro::go([c = std::move(*c)]() mutable {
+            if (!c) {
+              acceptor.done();
+              return;
+            }
+            acceptor.add(1);  // and the server goroutines, so nothing is abandoned
+            goro::go([c = std::move(*c), &acceptor]() mutable {
               char buf[256];
               for (;;) {
                 auto n = c.read(std::span<char>(buf));
-                if (!n || *n == 0) return;
-                if (!c.write(std::string_view(buf, *n))) return;
+                if (!n || *n == 0) break;
+                if (!c.write(std::string_view(buf, *n))) break;
               }
+              acceptor.done();
             });
           }
         });
@@ -94,6 +101,7 @@ TEST(NetStress, StaleEventsOnRapidlyReusedFds) {
         }
         wg.wait();
         (void)ln->close();
+        acceptor.wait();
         EXPECT_EQ(mismatches.load(), 0);
         EXPECT_GT(completed.load(), 0);
       },
@@ -119,15 +127,17 @@ TEST(NetStress, DeadlineStormAllTimeOutNoneHang) {
           servers.push_back(std::move(*s));
         }
         std::atomic<int> timeouts{0};
-        goro::WaitGroup wg;
+        goro::WaitGroup wg, movers;  // the conns must outlive both
         for (int i = 0; i < n; ++i) {
           wg.add(1);
           goro::go([&, i] {
             auto& c = clients[i];
             // Set, move and reset deadlines concurrently with the park.
             (void)c.set_read_deadline(std::chrono::milliseconds(1 + i % 20));
-            goro::go([&c, i] {
+            movers.add(1);
+            goro::go([&c, &movers, i] {
               if (i % 3 == 0) (void)c.set_read_deadline(std::chrono::milliseconds(5 + i % 7));
+              movers.done();
             });
             char b[4];
             auto r = c.read(std::span<char>(b));
@@ -136,8 +146,8 @@ TEST(NetStress, DeadlineStormAllTimeOutNoneHang) {
           });
         }
         wg.wait();
+        movers.wait();
         EXPECT_EQ(timeouts.load(), n);
-        goro::sleep_for(20ms);  // let the deadline-moving goroutines finish
       },
       kOpts);
 }
