@@ -39,7 +39,9 @@
 #include <string_view>
 #include <vector>
 
-#include "goro/http/pattern_error.hpp"
+// Spelled from the project root: the router tests compile this engine without
+// goro_http's public include path. Same file, so #pragma once still holds.
+#include "include/goro/http/pattern_error.hpp"
 
 namespace goro::http {
 

@@ -1,0 +1,104 @@
+// CPU hogs do not stall their P's neighbours (issue 6): two goroutines spin
+// for 2 s without ever entering the runtime on a 2-P runtime; meanwhile 1 ms
+// sleeps and echo round trips over loopback keep their latency, because
+// sysmon hands each hog's P to another thread (syscall.cpp "Hogs").
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <vector>
+
+#include "goro/goro.hpp"
+#include "goro/net.hpp"
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double p99_ms(std::vector<double> v) {
+  if (v.empty()) return 1e9;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, v.size() * 99 / 100)];
+}
+
+TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
+  std::vector<double> sleep_lat, echo_lat;
+  goro::RuntimeStats stats;
+  goro::run(
+      [&] {
+        auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+        ASSERT_TRUE(ln) << ln.error().message();
+        const std::string addr = ln->addr().to_string();
+        goro::go([&] {  // echo server, one connection
+          auto c = ln->accept();
+          if (!c) return;
+          char buf[64];
+          for (;;) {
+            auto n = c->read(std::span<char>(buf, sizeof buf));
+            if (!n || *n == 0) break;
+            if (!c->write(std::string_view(buf, *n))) break;
+          }
+        });
+        std::atomic<bool> hogs_started{false};
+        std::atomic<int> hogs_running{0};
+        goro::WaitGroup wg;
+        for (int h = 0; h < 2; ++h) {
+          wg.add(1);
+          goro::go([&] {
+            ++hogs_running;
+            hogs_started = true;
+            auto until = Clock::now() + 2s;
+            unsigned long spin = 0;
+            while (Clock::now() < until) {  // never enters goro
+              ++spin;
+              asm volatile("" : "+r"(spin));
+            }
+            --hogs_running;
+            wg.done();
+          });
+        }
+        while (!hogs_started.load())
+          goro::yield();
+        wg.add(1);
+        goro::go([&] {  // 1 ms sleeps
+          while (hogs_running.load() > 0) {
+            auto t0 = Clock::now();
+            goro::sleep_for(1ms);
+            sleep_lat.push_back(
+                std::chrono::duration<double, std::milli>(Clock::now() - t0).count() - 1.0);
+          }
+          wg.done();
+        });
+        auto c = goro::net::dial("tcp", addr);
+        ASSERT_TRUE(c) << c.error().message();
+        char msg[64] = {'x'};
+        char back[64];
+        while (hogs_running.load() > 0) {
+          auto t0 = Clock::now();
+          ASSERT_TRUE(c->write(std::string_view(msg, sizeof msg)));
+          ASSERT_TRUE(c->read_full(std::as_writable_bytes(std::span<char>(back, sizeof back))));
+          echo_lat.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+          goro::sleep_for(1ms);
+        }
+        wg.wait();
+        (void)c->close();
+        (void)ln->close();
+        stats = goro::stats();
+      },
+      {.maxprocs = 2});
+  std::printf(
+      "[ info ] hogs: %zu sleeps (p99 lateness %.2f ms), %zu echo round trips (p99 %.2f ms), "
+      "%llu handoffs, %llu threads\n",
+      sleep_lat.size(), p99_ms(sleep_lat), echo_lat.size(), p99_ms(echo_lat),
+      static_cast<unsigned long long>(stats.handoffs),
+      static_cast<unsigned long long>(stats.threads));
+  EXPECT_GT(sleep_lat.size(), 100u);
+  EXPECT_GT(echo_lat.size(), 100u);
+  EXPECT_LT(p99_ms(sleep_lat), 50.0);
+  EXPECT_LT(p99_ms(echo_lat), 50.0);
+  EXPECT_GE(stats.handoffs, 2u);
+}
+
+}  // namespace

@@ -1,0 +1,133 @@
+// Blocking calls hand the P off (issue 6): goro::blocking, the thread limit,
+// and misuse.
+#include <gtest/gtest.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+
+#include "goro/goro.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+void nanosleep_ms(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+// maxprocs 1: 50 goroutines each block 100 ms in goro::blocking; all finish
+// well under a second (each hands its P on), and a 10 ms ticker keeps ticking.
+TEST(Syscall, BlockingCallsHandOffThePAndTickerKeepsTicking) {
+  goro::run(
+      [] {
+        std::atomic<bool> stop{false};
+        std::atomic<int> ticks{0};
+        goro::WaitGroup ticker;
+        ticker.add(1);
+        goro::go([&] {
+          while (!stop.load()) {
+            goro::sleep_for(10ms);
+            ++ticks;
+          }
+          ticker.done();
+        });
+        goro::sleep_for(20ms);
+        const int ticks_before = ticks.load();
+        auto t0 = std::chrono::steady_clock::now();
+        goro::WaitGroup wg;
+        for (int i = 0; i < 50; ++i) {
+          wg.add(1);
+          goro::go([&] {
+            goro::blocking([] { nanosleep_ms(100); });
+            wg.done();
+          });
+        }
+        wg.wait();
+        auto took = std::chrono::steady_clock::now() - t0;
+        const int ticked = ticks.load() - ticks_before;
+        stop = true;
+        ticker.wait();
+        const double expected = std::chrono::duration<double, std::milli>(took).count() / 10.0;
+        const goro::RuntimeStats s = goro::stats();
+        std::printf(
+            "[ info ] 50 x 100 ms blocking calls on 1 P: %.0f ms, %d/%.0f ticks (%.0f%%), "
+            "%llu handoffs, %llu threads\n",
+            std::chrono::duration<double, std::milli>(took).count(), ticked, expected,
+            100.0 * ticked / expected, static_cast<unsigned long long>(s.handoffs),
+            static_cast<unsigned long long>(s.threads));
+        EXPECT_LT(took, 1000ms);
+#if defined(GORO_TSAN) || defined(GORO_ASAN)
+        const double min_ratio = 0.5;  // sanitizers slow every switch 5-20x
+#else
+        const double min_ratio = 0.8;  // the issue's acceptance bound
+#endif
+        EXPECT_GE(ticked, min_ratio * expected);
+        EXPECT_GE(s.handoffs, 1u);
+      },
+      {.maxprocs = 1});
+}
+
+TEST(Syscall, BlockingReturnsValuesAndRethrows) {
+  goro::run(
+      [] {
+        EXPECT_EQ(goro::blocking([] { return getppid(); }), getppid());
+        std::string s = goro::blocking([] { return std::string(1000, 'x'); });
+        EXPECT_EQ(s.size(), 1000u);
+        EXPECT_THROW(goro::blocking([]() -> int { throw std::runtime_error("db down"); }),
+                     std::runtime_error);
+        // The goroutine still works normally afterwards.
+        goro::Chan<int> ch(1);
+        ch.send(7);
+        EXPECT_EQ(*ch.recv(), 7);
+      },
+      {.maxprocs = 2});
+}
+
+// A fast call keeps its P (no handoff): thousands in a row stay on the fast path.
+TEST(Syscall, ShortCallsKeepTheirP) {
+  goro::run(
+      [] {
+        for (int i = 0; i < 10000; ++i)
+          goro::blocking([] { return getppid(); });
+        EXPECT_LT(goro::stats().handoffs, 100u);
+      },
+      {.maxprocs = 2});
+}
+
+// max_threads bounds the Ms; blocked goroutines beyond it wait for a thread
+// to come back, with one clear line on stderr; nothing is lost.
+TEST(Syscall, ThreadLimitIsReportedNotFatal) {
+  testing::internal::CaptureStderr();
+  std::atomic<int> done{0};
+  goro::run(
+      [&] {
+        goro::WaitGroup wg;
+        for (int i = 0; i < 6; ++i) {
+          wg.add(1);
+          goro::go([&] {
+            goro::blocking([] { nanosleep_ms(100); });
+            ++done;
+            wg.done();
+          });
+        }
+        wg.wait();
+        EXPECT_LE(goro::stats().threads, 3u);
+      },
+      {.maxprocs = 1, .max_threads = 3});
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(done.load(), 6);
+  EXPECT_NE(err.find("thread limit reached (Options::max_threads = 3)"), std::string::npos) << err;
+}
+
+TEST(SyscallDeathTest, CallingGoroFromInsideBlockingIsFatal) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(goro::run([] { goro::blocking([] { goro::go([] {}); }); }, {.maxprocs = 1}),
+               "blocking code must not use channels");
+}
+
+}  // namespace
