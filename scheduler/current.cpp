@@ -9,6 +9,7 @@
 // analyse (GCC's noipa; clang's noinline + an opaque asm barrier), so each
 // call computes the address afresh on whatever thread runs it.
 #include <cxxabi.h>
+#include <execinfo.h>
 #include <fmt/core.h>
 #include <time.h>
 
@@ -103,6 +104,9 @@ long debug_option_long(const char* name, long fallback) {
 void fatal(const char* msg) noexcept {
   std::fprintf(stderr, "goro: fatal error: %s\n", msg);
   std::fflush(stderr);
+  void* frames[32];
+  int n = backtrace(frames, 32);
+  backtrace_symbols_fd(frames, n, 2);
   std::abort();
 }
 
@@ -156,6 +160,8 @@ const char* gstatus_string(GStatus s) noexcept {
       return "runnable";
     case GStatus::kRunning:
       return "running";
+    case GStatus::kSyscall:
+      return "syscall";
     case GStatus::kWaiting:
       return "waiting";
     case GStatus::kDead:

@@ -5,6 +5,8 @@
 //   schedtrace=MS     print one scheduler line every MS milliseconds (sysmon)
 //   scheddetail=1     with schedtrace: one more line per P, M and G
 //   stackguard=mprotect|canary   force a weaker stack guard (tests)
+//   asyncpreemptoff=1 never signal a goroutine that hogs its P (syscall.cpp);
+//                     cooperative preemption at runtime entries remains
 //   ncpu=N            the CPU count the maxprocs resolver sees (config/maxprocs)
 //   containermaxprocs=0   ignore cgroup CPU limits (config/maxprocs)
 //   maxprocsdebug=1   log how maxprocs was resolved (config/maxprocs)

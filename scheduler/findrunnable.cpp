@@ -310,6 +310,7 @@ void reset_spinning(M* m) {
 }
 
 void runq_put(P* p, G* g, bool next) {
+  GORO_CHECK(p->m == current_m(), "sched: runq_put on a P this M does not own");
   GQueue spill;
   if (p->runq.put(g, next, &spill)) global_put_batch(spill);
 }
@@ -330,7 +331,8 @@ void acquirep(M* m, P* p) {
   GORO_CHECK(p->m == nullptr, "sched: acquirep of a P owned by another M");
   m->p = p;
   p->m = m;
-  p->status.store(PStatus::kRunning, std::memory_order_relaxed);
+  p->owner_tid.store(m->tid, std::memory_order_relaxed);
+  p->status.store(PStatus::kRunning, std::memory_order_release);
 }
 
 P* pidleget_locked() {

@@ -17,6 +17,7 @@ enum class GStatus : std::uint32_t {
   kIdle = 0,      // allocated, not yet started, or on a free list
   kRunnable = 1,  // in a run queue
   kRunning = 2,   // on an M
+  kSyscall = 3,   // in a blocking call on its M, its P handed off or about to be
   kWaiting = 4,   // parked (wait_reason says why)
   kDead = 6,      // finished, its G and stack not yet recycled
 };
@@ -49,13 +50,18 @@ struct G {
   // Migrating thread state: saved when the G switches out, restored when it
   // switches in (see runtime.hpp "Thread-local state").
   int saved_errno = 0;
+  int saved_locks = 0;  // M::locks of this goroutine's context while switched out
   void* eh_globals[2] = {nullptr, nullptr};
   // Set by sysmon when the G has run for more than 10 ms; honoured at the
   // next runtime entry (cooperative preemption).
   std::atomic<bool> preempt{false};
   M* last_m = nullptr;         // the M it last ran on (debug migration)
   std::int64_t park_time = 0;  // nanotime() when it parked (dumps)
-  G* alllink = nullptr;        // all Gs ever allocated (sched.allg), for dumps and teardown
+  // The blocking call it is in (kSyscall) for sysmon's reports; owner-written
+  // before the P is released, read by sysmon after its CAS on P::status.
+  const char* syscall_what = nullptr;
+  std::int64_t syscall_since = 0;
+  G* alllink = nullptr;  // all Gs ever allocated (sched.allg), for dumps and teardown
 };
 
 }  // namespace goro::detail

@@ -83,6 +83,7 @@ void attach_stack(G* g, const Stack& s) {
 
 void m_start(M* m) {
   set_current_m(m);
+  m->tid = static_cast<int>(gettid());
   bind_thread_state(m);
 #if defined(GORO_TSAN)
   m->g0.tsan_fiber = __tsan_get_current_fiber();
@@ -136,6 +137,10 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
   if (m == nullptr || m->curg == nullptr) {
     throw std::logic_error("goro::go called outside a goroutine (use goro::run first)");
   }
+  m = runtime_enter();
+  struct Leave {
+    ~Leave() { runtime_leave(); }
+  } leave;
   maybe_preempt(m->curg);
   m = current_m();
   P* p = m->p;
@@ -187,25 +192,31 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
 }
 
 void abandon_g(G* g) noexcept {
-  M* m = current_m();
+  M* m = runtime_enter();
   gfree_put(m->p, g);
+  runtime_leave();
 }
 
 void start_g(G* g, const TaskVTable* vt) noexcept {
   g->task = vt;
-  M* m = current_m();
+  M* m = runtime_enter();
   P* p = m->p;
   p->spawned.store(p->spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
   runq_put(p, g, true);
   wakep();
+  runtime_leave();
 }
 
 void newm(P* p, bool spinning) {
   if (sched.mcount.load() >= sched.max_threads) {
-    std::fprintf(stderr,
-                 "goro: thread limit reached (Options::max_threads = %d); an idle P stays idle\n",
-                 sched.max_threads);
+    // Reported once per episode (until an M is created again), not per try.
+    if (!sched.thread_limit_reported.exchange(true)) {
+      std::fprintf(stderr,
+                   "goro: thread limit reached (Options::max_threads = %d): goroutines wait for "
+                   "a thread to come back from a blocking call\n",
+                   sched.max_threads);
+    }
   } else {
     auto m = std::make_unique<M>();
     M* raw = m.get();
@@ -217,7 +228,7 @@ void newm(P* p, bool spinning) {
     // a goroutine at shutdown can still reach here through ready -> wakep).
     std::lock_guard<std::mutex> lock(sched.lock);
     if (!sched.stopping.load(std::memory_order_relaxed)) {
-      raw->id = sched.allm.size();
+      raw->id = sched.allm.size() + 1;  // M0 is 0
       sched.allm.push_back(std::move(m));
       try {
         raw->thread = std::thread([raw] { m_start(raw); });
@@ -274,6 +285,7 @@ void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
 
 void teardown(M* m0) {
   sysmon_stop();
+  uninstall_preempt_signal();
   std::vector<M*> ms;
   {
     std::lock_guard<std::mutex> lock(sched.lock);
@@ -316,12 +328,14 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   init_runtime(maxprocs, stack_size, max_threads);
   M* m0 = new M;
   set_current_m(m0);
+  m0->tid = static_cast<int>(gettid());
   bind_thread_state(m0);
 #if defined(GORO_TSAN)
   m0->g0.tsan_fiber = __tsan_get_current_fiber();
 #endif
   acquirep(m0, sched.allp[0]);
   sched.mcount.store(1);
+  install_preempt_signal();
   sysmon_start();
 
   MainResult main{std::move(body)};

@@ -16,6 +16,37 @@ void g_main();
 void yield_current(M* m);
 void preempt_current();
 
+// syscall.cpp
+M* reacquire_p(M* m);
+void handoffp(P* p);
+void install_preempt_signal();
+void uninstall_preempt_signal();
+void signal_hog(P* p);
+
+// Runtime entry and exit for code running on a goroutine (or on a plain
+// thread: both return quietly when there is no M). Between them M::locks > 0,
+// so the hog protocol leaves the P alone; on entry an M whose P was taken
+// (hog, or a blocking call) gets one back first. See syscall.cpp "Hogs".
+// locks is written only by its own thread (plain load + store, no RMW);
+// compiler fences order it against m->p for the thread's signal handler.
+// The count belongs to the execution context, not the thread: a goroutine
+// saves it when it switches away (G::saved_locks) and puts it back on
+// whatever M it resumes on; g0 runs at 0 and raises it to 1 before handing
+// the thread to a goroutine.
+inline M* runtime_enter() {
+  M* m = current_m();
+  if (m == nullptr) return nullptr;
+  m->locks.store(m->locks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (__builtin_expect(m->p == nullptr, 0) && m->curg != nullptr) m = reacquire_p(m);
+  return m;
+}
+inline void runtime_leave() {
+  M* m = current_m();
+  if (m == nullptr) return;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  m->locks.store(m->locks.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+}
 // Cooperative preemption point: runtime entries that do not otherwise switch
 // call this; it yields to the global queue when sysmon asked (G::preempt).
 inline void maybe_preempt(G* g) {
@@ -65,5 +96,6 @@ void sysmon_start();
 void sysmon_stop();
 void wake_sysmon();
 void wake_sysmon_locked();  // sched.lock held
+void wake_sysmon_if_sleeping();
 
 }  // namespace goro::detail

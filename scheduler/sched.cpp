@@ -114,6 +114,7 @@ void land(M* m) {
       break;
     case AfterSwitch::kGlobalPut:
       global_put(prev);
+      wakep();
       break;
     case AfterSwitch::kCommit:
       if (!m->after_commit(prev, m->after_arg)) {
@@ -134,6 +135,9 @@ void land(M* m) {
 // for the next runnable one on this P, or for g0. Returns when g is resumed.
 static void switch_away(M* m, G* g, bool exiting) {
   P* p = m->p;
+  GORO_CHECK(p != nullptr && p->m == m, "sched: switch_away without owning a P");
+  GORO_CHECK(m->locks.load(std::memory_order_relaxed) > 0,
+             "sched: switch_away outside the runtime");
   if (g->stack.guard == GuardKind::kCanaryOnly) StackPool::check_canary(g->stack, g->id);
   save_thread_state(m, g);
   bool inherit = false;
@@ -147,16 +151,18 @@ static void switch_away(M* m, G* g, bool exiting) {
     p->running_g.store(nullptr, std::memory_order_relaxed);
     to = &m->g0;
   }
+  g->saved_locks = m->locks.load(std::memory_order_relaxed);
   switch_context(m, &g->ctx, to, exiting);
   // Resumed, possibly on another M.
   M* now = current_m();
+  now->locks.store(g->saved_locks, std::memory_order_relaxed);
   finish_switch_sanitizers(now, &g->ctx);
   restore_thread_state(now, g);
   land(now);
 }
 
 void yield_current(M* m) {
-  G* g = m->curg;
+  G* g = m->curg;  // caller holds a runtime_enter
   GORO_CHECK(g != nullptr, "sched: yield outside a goroutine");
   g->preempt.store(false, std::memory_order_relaxed);
   g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
@@ -166,17 +172,18 @@ void yield_current(M* m) {
 }
 
 void preempt_current() {
-  M* m = current_m();
+  M* m = runtime_enter();
   G* g = m->curg;
   g->preempt.store(false, std::memory_order_relaxed);
   g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
   m->after = AfterSwitch::kGlobalPut;
   m->after_g = g;
   switch_away(m, g, false);
+  runtime_leave();
 }
 
 void park(WaitReason reason, ParkCommit commit, void* arg) {
-  M* m = current_m();
+  M* m = runtime_enter();
   G* g = m->curg;
   GORO_CHECK(g != nullptr, "sched: park outside a goroutine");
   g->preempt.store(false, std::memory_order_relaxed);
@@ -189,10 +196,11 @@ void park(WaitReason reason, ParkCommit commit, void* arg) {
   m->after_commit = commit;
   m->after_arg = arg;
   switch_away(m, g, false);
+  runtime_leave();
 }
 
 [[noreturn]] void exit_current() {
-  M* m = current_m();
+  M* m = runtime_enter();  // never left: the landing side inherits the count
   G* g = m->curg;
   P* p = m->p;
   // release pairs with num_goroutines()'s acquire: a caller that sees the
@@ -209,7 +217,7 @@ void ready(G* g) noexcept {
   GORO_CHECK(g->status.load(std::memory_order_relaxed) == GStatus::kWaiting,
              "sched: ready of a goroutine that is not waiting");
   g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
-  M* m = current_m();
+  M* m = runtime_enter();
   if (m != nullptr && m->p != nullptr) {
     bool next = true;
 #if defined(GORO_SCHED_PERTURB)
@@ -220,6 +228,7 @@ void ready(G* g) noexcept {
     global_put(g);
   }
   wakep();
+  runtime_leave();
 }
 
 G* current_g() noexcept {
@@ -235,9 +244,12 @@ std::uint64_t goroutine_id(const G* g) noexcept {
 void g_main() {
   M* m = current_m();
   G* g = m->curg;
+  m->locks.store(1, std::memory_order_relaxed);  // runtime code until the body starts
   finish_switch_sanitizers(m, &g->ctx);
   restore_thread_state(m, g);
   land(m);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  m->locks.store(0, std::memory_order_relaxed);
   try {
     g->task->invoke(g->task_storage);
   } catch (const std::exception& e) {
@@ -268,10 +280,16 @@ void schedule_loop(M* m) {
     if (g == nullptr) return;
     if (m->spinning) reset_spinning(m);
     P* p = m->p;
+    // Raise the count before curg is set: from then on the hog signal
+    // handler sees a goroutine on this M, and it must see locks > 0 until the
+    // goroutine has landed and restored its own count.
+    m->locks.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     mark_running(m, p, g, inherit);
     switch_context(m, &m->g0, &g->ctx, false);
     finish_switch_sanitizers(m, &m->g0);
     land(m);
+    m->locks.store(0, std::memory_order_relaxed);  // g0 runs at 0 (curg is null)
   }
 }
 
@@ -282,7 +300,9 @@ namespace goro {
 void yield() {
   detail::M* m = detail::current_m();
   if (m == nullptr || m->curg == nullptr) return;
+  m = detail::runtime_enter();
   detail::yield_current(m);
+  detail::runtime_leave();
 }
 
 void sleep_for(std::chrono::nanoseconds d) {

@@ -57,6 +57,15 @@ struct M {
   void* after_arg = nullptr;
   Context* switch_from = nullptr;  // ASan bookkeeping: the context switched away from
   std::atomic<bool> exited{false};
+  int tid = 0;  // gettid(), for sysmon's preemption signal
+  // Runtime frames active on this thread (Go's m.locks). The hog protocol
+  // (syscall.cpp essay) may take the P away only while it is 0: the thread is
+  // then in goroutine code, which never touches m->p. Written by this thread
+  // only; read by its own signal handler (atomic: async-signal-safe).
+  std::atomic<int> locks{0};
+  // The P this M gave up in a blocking call or had taken by the hog protocol;
+  // reacquired at the next runtime entry (exit_syscall).
+  P* oldp = nullptr;
   // This thread's errno and __cxa_eh_globals (bind_thread_state).
   int* errno_slot = nullptr;
   void* eh_slot = nullptr;
@@ -89,9 +98,16 @@ struct P {
   // Set (under sched.lock) when a shrink removes this running P; its owner
   // retires it at its next scheduling point (procresize.cpp).
   std::atomic<bool> retire_requested{false};
-  // sysmon's private bookkeeping for preemption (sysmon thread only).
+  // Bumped by the owner at each blocking call and at each hog release, so
+  // sysmon can tell one long syscall from many short ones.
+  std::atomic<std::uint32_t> syscalltick{0};
+  // The owner M's thread id (0 when none), for the preemption signal.
+  std::atomic<int> owner_tid{0};
+  // sysmon's private bookkeeping (sysmon thread only).
   std::uint32_t sysmon_tick = 0;
   std::int64_t sysmon_when = 0;
+  std::uint32_t sysmon_syscalltick = 0;
+  std::int64_t sysmon_syscallwhen = 0;
 };
 
 // Every P ever created, live or retired, indexed by id (maxprocs resizes:
@@ -146,6 +162,7 @@ struct Sched {
   std::vector<std::unique_ptr<M>> allm;  // (lock)
   std::atomic<int> mcount{0};
   int max_threads = 10000;
+  std::atomic<bool> thread_limit_reported{false};
   // Poll token (Go's sched.lastpoll): 0 while an M is blocked in poll, else
   // the time of the last poll. poll_until: when that blocked poll will wake.
   std::atomic<std::int64_t> lastpoll{1};

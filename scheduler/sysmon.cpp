@@ -16,6 +16,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -35,28 +36,101 @@ constexpr std::int64_t kDeepSleepMax = 60'000'000'000;
 constexpr std::int64_t kMaxprocsCheck = 1'000'000'000;
 
 std::thread g_thread;
+bool g_async_preempt = true;  // GORO_DEBUG=asyncpreemptoff=1 clears it (read at start)
 Note g_note;
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_deep_sleep{false};  // Go's sched.sysmonwait (written under sched.lock)
 
-// Flags long-running goroutines. Returns true if it flagged any.
+// What sysmon compensated for, reported on stderr at most once a second
+// (with a count of the similar events in between), so a service that blocks
+// in file I/O all day does not drown its logs.
+void report_handoff(G* g, std::int64_t since, std::int64_t now, bool hog) {
+  static std::int64_t last_report = 0;  // sysmon thread only
+  static std::uint64_t suppressed = 0;
+  if (g == nullptr) return;
+  if (now - last_report < 1'000'000'000) {
+    ++suppressed;
+    return;
+  }
+  last_report = now;
+  const double ms = static_cast<double>(now - since) / 1e6;
+  std::string line = fmt::format(
+      "goro: sysmon: goroutine {} (spawned at {}:{}) has been {} for {:.1f} ms; its P was handed "
+      "to another thread",
+      g->id, g->spawned_at.file_name(), g->spawned_at.line(),
+      hog ? "running without a scheduling point"
+          : fmt::format("in a blocking call ({})", g->syscall_what ? g->syscall_what : "?"),
+      ms);
+  if (suppressed != 0) line += fmt::format(" (+{} similar since the last report)", suppressed);
+  suppressed = 0;
+  line += "\n";
+  std::fputs(line.c_str(), stderr);
+}
+
+// Ps running the same goroutine for 10 ms: flag it and signal its thread
+// (the hog protocol, syscall.cpp). Returns true if it acted.
+bool retake_running(P* p, std::int64_t now) {
+  std::uint32_t tick = p->schedtick.load(std::memory_order_relaxed);
+  if (tick != p->sysmon_tick) {
+    p->sysmon_tick = tick;
+    p->sysmon_when = now;
+    return false;
+  }
+  if (now - p->sysmon_when < kForcePreempt) return false;
+  G* g = p->running_g.load(std::memory_order_acquire);
+  if (g == nullptr) return false;
+  if (!g->preempt.exchange(true, std::memory_order_relaxed)) {
+    sched.preempt_requests.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (g_async_preempt) signal_hog(p);  // again on every tick until the P moves
+  return true;
+}
+
+// Ps whose M is in a blocking call (or lost them to the hog protocol): hand
+// them to another M once the call has lasted more than one sysmon tick and
+// there is work for them (Go's retake conditions, reference §6d).
+bool retake_syscall(P* p, std::int64_t now) {
+  std::uint32_t t = p->syscalltick.load(std::memory_order_relaxed);
+  if (t != p->sysmon_syscalltick) {
+    p->sysmon_syscalltick = t;
+    p->sysmon_syscallwhen = now;
+    return false;
+  }
+  const int others = sched.nmspinning.load() + sched.npidle.load();
+  if (p->runq.empty() && others > 0 && p->sysmon_syscallwhen + kForcePreempt > now) return false;
+  PStatus expect = PStatus::kSyscall;
+  if (!p->status.compare_exchange_strong(expect, PStatus::kIdle, std::memory_order_acq_rel)) {
+    return false;  // its M came back first
+  }
+  G* g = p->running_g.load(std::memory_order_acquire);
+  const bool hog = g != nullptr && g->status.load(std::memory_order_relaxed) == GStatus::kRunning;
+  sched.handoffs.fetch_add(1, std::memory_order_relaxed);
+  // A hog has been running since its P's last schedule (sysmon_when); a
+  // blocking call since it entered the call. Calls under 100 ms are routine
+  // handoffs (file I/O) and not reported.
+  if (g != nullptr) {
+    const std::int64_t since = hog ? p->sysmon_when : g->syscall_since;
+    if (hog || now - since > 100'000'000) report_handoff(g, since, now, hog);
+  }
+  handoffp(p);
+  return true;
+}
+
 bool retake(std::int64_t now) {
   bool acted = false;
-  for (P* p : sched.allp) {
-    if (p->status.load(std::memory_order_relaxed) != PStatus::kRunning) continue;
-    std::uint32_t tick = p->schedtick.load(std::memory_order_relaxed);
-    if (tick != p->sysmon_tick) {
-      p->sysmon_tick = tick;
-      p->sysmon_when = now;
-      continue;
+  const int live = sched.gomaxprocs.load(std::memory_order_relaxed);
+  for (int i = 0; i < live && i < sched.allp.size(); ++i) {
+    P* p = sched.allp[i];
+    switch (p->status.load(std::memory_order_acquire)) {
+      case PStatus::kRunning:
+        acted |= retake_running(p, now);
+        break;
+      case PStatus::kSyscall:
+        acted |= retake_syscall(p, now);
+        break;
+      default:
+        break;
     }
-    if (now - p->sysmon_when < kForcePreempt) continue;
-    G* g = p->running_g.load(std::memory_order_acquire);
-    if (g != nullptr && !g->preempt.exchange(true, std::memory_order_relaxed)) {
-      sched.preempt_requests.fetch_add(1, std::memory_order_relaxed);
-      acted = true;
-    }
-    p->sysmon_when = now;
   }
   return acted;
 }
@@ -172,6 +246,7 @@ void print_trace(std::int64_t since_start, bool detail) {
 
 void sysmon_start() {
   g_stop.store(false);
+  g_async_preempt = debug_option_long("asyncpreemptoff", 0) != 1;
   g_thread = std::thread(loop);
 }
 
@@ -183,6 +258,10 @@ void sysmon_stop() {
 
 void wake_sysmon() {
   g_note.wake();
+}
+
+void wake_sysmon_if_sleeping() {
+  if (g_deep_sleep.load(std::memory_order_relaxed)) g_note.wake();
 }
 
 void wake_sysmon_locked() {

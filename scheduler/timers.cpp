@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "scheduler/debug.hpp"
+#include "scheduler/proc.hpp"
 #include "scheduler/sched.hpp"
 
 namespace goro::detail {
@@ -99,10 +100,11 @@ void TimerHeap::move_all_to(TimerHeap& to) {
 
 namespace {
 
+// The caller holds a runtime_enter (or is not on an M).
 TimerHeap* local_heap() {
   M* m = current_m();
-  P* p = (m != nullptr && m->p != nullptr) ? m->p : sched.allp[0];
-  return &p->timers;
+  P* p = m != nullptr ? m->p : nullptr;
+  return p != nullptr ? &p->timers : &sched.allp[0]->timers;
 }
 
 }  // namespace
@@ -111,6 +113,7 @@ void timer_start(Timer* t) {
   GORO_CHECK(t->heap.load(std::memory_order_relaxed) == nullptr,
              "timers: start of a pending timer");
   GORO_CHECK(t->fn != nullptr, "timers: no callback");
+  runtime_enter();
   TimerHeap* h = local_heap();
   // Read everything needed before unlocking: once the heap lock is released
   // the timer may fire on another M and its owner may end its lifetime.
@@ -122,6 +125,7 @@ void timer_start(Timer* t) {
     earliest = h->items[0].t == t;
   }
   if (earliest) wake_netpoller(when);
+  runtime_leave();
 }
 
 bool timer_stop(Timer* t) {

@@ -24,12 +24,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <optional>
 #include <source_location>
 #include <type_traits>
 #include <utility>
 
 #include "goro/detail/spawn.hpp"
+#include "goro/detail/syscall.hpp"
 
 namespace goro {
 
@@ -79,6 +82,38 @@ void go(F&& fn, std::source_location where = std::source_location::current()) {
 template <class F>
 void go(SpawnOptions opts, F&& fn, std::source_location where = std::source_location::current()) {
   detail::spawn(std::forward<F>(fn), opts.stack_size, where);
+}
+
+// Runs blocking code (a database client, a compression library, a blocking
+// syscall) on the calling goroutine's thread while its P is handed to another
+// thread if the call takes longer than a sysmon tick, so the goroutine's
+// neighbours keep running (Go's entersyscall/exitsyscall). Returns fn's
+// result, or rethrows its exception in the goroutine. fn must not call into
+// goro (channels, spawns, goro I/O): that is a fatal error.
+template <class F>
+auto blocking(F&& fn) -> decltype(fn()) {
+  std::exception_ptr error;
+  if constexpr (std::is_void_v<decltype(fn())>) {
+    detail::enter_syscall("goro::blocking");
+    try {
+      std::forward<F>(fn)();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    detail::exit_syscall();
+    if (error) std::rethrow_exception(error);
+  } else {
+    std::optional<decltype(fn())> result;
+    detail::enter_syscall("goro::blocking");
+    try {
+      result.emplace(std::forward<F>(fn)());
+    } catch (...) {
+      error = std::current_exception();
+    }
+    detail::exit_syscall();
+    if (error) std::rethrow_exception(error);
+    return std::move(*result);
+  }
 }
 
 // Lets other goroutines run; the caller goes to the back of its P's queue.

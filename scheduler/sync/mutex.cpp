@@ -42,7 +42,11 @@ bool can_spin(int iter) {
     return false;
   }
   M* m = current_m();
-  return m != nullptr && m->p != nullptr && m->p->runq.empty();
+  if (m == nullptr) return false;
+  // One read of m->p: sysmon's hog handoff may clear it asynchronously (Ps
+  // are never freed, so a stale pointer is still safe to read).
+  P* p = m->p;
+  return p != nullptr && p->runq.empty();
 }
 
 void do_spin() {
