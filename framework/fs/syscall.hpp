@@ -5,19 +5,7 @@
 #include <cerrno>
 #include <system_error>
 
-#if __has_include(<goro/detail/syscall.hpp>)
 #include <goro/detail/syscall.hpp>
-#else
-// TEMPORARY shim until the scheduler's syscall handoff lands: no handoff at
-// all (the thread blocks with its P). Remove with the #if once
-// include/goro/detail/syscall.hpp is committed.
-namespace goro::detail {
-class SyscallScope {
- public:
-  explicit SyscallScope(const char*) noexcept {}
-};
-}  // namespace goro::detail
-#endif
 
 namespace goro::fs::detail {
 
