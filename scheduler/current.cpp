@@ -67,6 +67,12 @@ GORO_OPAQUE std::uint32_t fastrand() noexcept {
                                     static_cast<std::uint64_t>(r));
 }
 
+std::int64_t coarse_now() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 std::int64_t nanotime() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

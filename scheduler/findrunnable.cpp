@@ -450,6 +450,8 @@ void stop_the_world_wake_all() {
   {
     std::lock_guard<std::mutex> lock(sched.lock);
     sched.stopping.store(true, std::memory_order_seq_cst);
+    for (P* p : sched.allp)
+      p->leave_fast_path.store(true, std::memory_order_relaxed);
     for (M* m = sched.midle; m != nullptr; m = m->schedlink)
       idle.push_back(m);
     sched.midle = nullptr;

@@ -121,13 +121,13 @@ void gfree_put(P* p, G* g) {
     stack_pool().release(g->stack);
     attach_stack(g, Stack{});
   }
-  p->gfree.push_back(g);
+  // LIFO: the G freed last (its struct and stack top still in cache) is the
+  // next one reused. Past 64, the 32 coldest go to the global cache.
+  p->gfree.push_front(g);
   if (p->gfree.size >= kLocalFreeMax) {
-    GQueue half;
-    while (p->gfree.size > kLocalFreeMax / 2)
-      half.push_back(p->gfree.pop_front());
+    GQueue cold = p->gfree.split_after(kLocalFreeMax / 2);
     std::lock_guard<std::mutex> lock(sched.lock);
-    g_free_global.append(half);
+    g_free_global.append(cold);
   }
 }
 
@@ -295,6 +295,9 @@ void teardown(M* m0) {
   for (M* m : ms) {
     if (m->thread.joinable()) m->thread.join();
   }
+  // A foreign thread's ready() may still be inside wakep() (sched.cpp).
+  while (foreign_calls.load(std::memory_order_acquire) != 0)
+    std::this_thread::yield();
   netpoll_destroy(sched.poller);
   sched.poller = nullptr;
   for (G* g = sched.allg; g != nullptr;) {

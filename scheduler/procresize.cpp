@@ -44,6 +44,7 @@ void retire_locked(P* p) {
   }
   gfree_spill_locked(p);
   p->retire_requested.store(false, std::memory_order_relaxed);
+  p->leave_fast_path.store(false, std::memory_order_relaxed);
   p->running_g.store(nullptr, std::memory_order_relaxed);
   p->m = nullptr;
   p->status.store(PStatus::kDead, std::memory_order_release);
@@ -95,6 +96,7 @@ int resize_procs(int n) {
           if (p->status.load() != PStatus::kDead) {
             // Still running, not yet retired: cancel the retirement.
             p->retire_requested.store(false, std::memory_order_relaxed);
+            p->leave_fast_path.store(false, std::memory_order_relaxed);
             continue;
           }
         } else {
@@ -119,6 +121,7 @@ int resize_procs(int n) {
             break;
           default:
             p->retire_requested.store(true, std::memory_order_release);
+            p->leave_fast_path.store(true, std::memory_order_release);
         }
       }
     }

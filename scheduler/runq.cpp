@@ -37,6 +37,26 @@ void GQueue::append(GQueue& other) {
   other = GQueue{};
 }
 
+GQueue GQueue::split_after(std::int64_t n) {
+  GQueue rest;
+  if (n >= size) return rest;
+  if (n <= 0) {
+    rest = *this;
+    *this = GQueue{};
+    return rest;
+  }
+  G* last = head;
+  for (std::int64_t i = 1; i < n; ++i)
+    last = last->schedlink;
+  rest.head = last->schedlink;
+  rest.tail = tail;
+  rest.size = size - n;
+  last->schedlink = nullptr;
+  tail = last;
+  size = n;
+  return rest;
+}
+
 G* GQueue::pop_front() {
   G* g = head;
   if (g == nullptr) return nullptr;

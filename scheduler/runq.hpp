@@ -39,6 +39,8 @@ struct GQueue {
   void push_front(G* g);
   void append(GQueue& other);
   G* pop_front();
+  // Keeps the first n Gs and returns the rest as a queue.
+  GQueue split_after(std::int64_t n);
 };
 
 class RunQueue {

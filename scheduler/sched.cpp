@@ -59,20 +59,15 @@
 namespace goro::detail {
 
 Sched sched;
+std::atomic<int> foreign_calls{0};
 
 namespace {
-
-std::int64_t coarse_now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // Picks the next G for a direct switch from a goroutine, or nullptr when the
 // slow path (g0, find_runnable) is due. See "Time slices and fairness".
 G* fast_next(M* m, P* p, bool* inherit) {
-  if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
-  if (p->retire_requested.load(std::memory_order_relaxed)) return nullptr;
+  // One P-local flag covers shutdown and a pending retirement.
+  if (p->leave_fast_path.load(std::memory_order_relaxed)) return nullptr;
   if (p->schedtick.load(std::memory_order_relaxed) % 61 == 0 &&
       sched.runq_size.load(std::memory_order_relaxed) > 0) {
     return nullptr;
@@ -188,9 +183,10 @@ void park(WaitReason reason, ParkCommit commit, void* arg) {
   GORO_CHECK(g != nullptr, "sched: park outside a goroutine");
   g->preempt.store(false, std::memory_order_relaxed);
   g->wait_reason = reason;
-  g->park_time = nanotime();
+  g->park_time = coarse_now();  // for dumps: jiffy resolution is plenty
   g->status.store(GStatus::kWaiting, std::memory_order_relaxed);
-  sched.parks.fetch_add(1, std::memory_order_relaxed);
+  P* pp = m->p;
+  pp->parks.store(pp->parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   m->after = AfterSwitch::kCommit;
   m->after_g = g;
   m->after_commit = commit;
@@ -216,9 +212,20 @@ void park(WaitReason reason, ParkCommit commit, void* arg) {
 void ready(G* g) noexcept {
   GORO_CHECK(g->status.load(std::memory_order_relaxed) == GStatus::kWaiting,
              "sched: ready of a goroutine that is not waiting");
-  g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
   M* m = runtime_enter();
-  if (m != nullptr && m->p != nullptr) {
+  if (m == nullptr) {
+    // A thread outside the runtime (a resolver, a signal thread). Once the G
+    // is queued it may run, finish, and let goro::run tear the runtime down
+    // while we are still in wakep(); teardown waits for this count to drain.
+    foreign_calls.fetch_add(1, std::memory_order_acq_rel);
+    g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+    global_put(g);
+    wakep();
+    foreign_calls.fetch_sub(1, std::memory_order_acq_rel);
+    return;
+  }
+  g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+  if (m->p != nullptr) {
     bool next = true;
 #if defined(GORO_SCHED_PERTURB)
     next = fastrandn(2) == 0;  // debug: do not always favour the readied G

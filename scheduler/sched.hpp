@@ -98,6 +98,11 @@ struct P {
   // Set (under sched.lock) when a shrink removes this running P; its owner
   // retires it at its next scheduling point (procresize.cpp).
   std::atomic<bool> retire_requested{false};
+  // Set with retire_requested and at shutdown: the direct-switch fast path
+  // must go through g0 (one flag to test instead of several).
+  std::atomic<bool> leave_fast_path{false};
+  // Goroutine parks on this P (owner-written; stats only).
+  std::atomic<std::uint64_t> parks{0};
   // Bumped by the owner at each blocking call and at each hog release, so
   // sysmon can tell one long syscall from many short ones.
   std::atomic<std::uint32_t> syscalltick{0};
@@ -176,11 +181,15 @@ struct Sched {
   G* allg = nullptr;
   std::size_t default_stack = 0;
   // Counters (relaxed; statistics only).
-  std::atomic<std::uint64_t> steals{0}, stolen{0}, global_takes{0}, parks{0}, m_parks{0},
-      preempt_requests{0}, netpoll_wakes{0}, handoffs{0};
+  std::atomic<std::uint64_t> steals{0}, stolen{0}, global_takes{0}, m_parks{0}, preempt_requests{0},
+      netpoll_wakes{0}, handoffs{0};
 };
 
 extern Sched sched;
+// Calls into the runtime from threads outside it that are still in flight
+// (ready() from a foreign thread); teardown waits for it to reach 0. Lives
+// outside Sched because teardown rebuilds Sched.
+extern std::atomic<int> foreign_calls;
 
 // The StoreLoad barrier of the spinning protocol (findrunnable.cpp essay).
 // ThreadSanitizer does not model std::atomic_thread_fence (GCC rejects it
@@ -198,6 +207,9 @@ inline void storeload_fence() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 #endif
+
+// CLOCK_MONOTONIC_COARSE: ~4 ns, jiffy resolution (timestamps for reports).
+std::int64_t coarse_now() noexcept;
 
 // The M running on this thread. Immune to the compiler caching the TLS
 // address across a stack switch: see current.cpp.

@@ -27,7 +27,10 @@ RuntimeStats stats() {
   s.steals = sched.steals.load();
   s.stolen_goroutines = sched.stolen.load();
   s.global_takes = sched.global_takes.load();
-  s.parks = sched.parks.load();
+  std::uint64_t parks = 0;
+  for (P* p : sched.allp)
+    parks += p->parks.load(std::memory_order_relaxed);
+  s.parks = parks;
   s.m_parks = sched.m_parks.load();
   s.preempt_requests = sched.preempt_requests.load();
   s.netpoll_wakes = sched.netpoll_wakes.load();

@@ -79,7 +79,7 @@ void on_sigurg(int sig, siginfo_t* info, void* uctx) {
     G* g = m->curg;
     if (g != nullptr && m->p != nullptr && m->locks.load(std::memory_order_relaxed) == 0 &&
         g->preempt.load(std::memory_order_relaxed)) {
-      g->syscall_since = nanotime();
+      g->syscall_since = coarse_now();
       detach_p(m, g, "running without a scheduling point");
     }
   } else if (g_old_sigurg.sa_flags & SA_SIGINFO) {
@@ -140,14 +140,18 @@ M* reacquire_p(M* m) {
 
 void enter_syscall(const char* what) noexcept {
   M* m = current_m();
-  G* g = m != nullptr ? m->curg : nullptr;
-  if (g == nullptr) return;  // a plain thread: nothing to hand off
-  m = runtime_enter();
-  g->syscall_since = nanotime();
+  if (m == nullptr || m->curg == nullptr) return;  // a plain thread: nothing to hand off
+  // runtime_enter's work, inline: this is the fast path of every file read.
+  m->locks.store(m->locks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (__builtin_expect(m->p == nullptr, 0)) m = reacquire_p(m);  // the hog protocol took it
+  G* g = m->curg;
+  g->syscall_since = coarse_now();
   g->status.store(GStatus::kSyscall, std::memory_order_relaxed);
   detach_p(m, g, what);
   wake_sysmon_if_sleeping();
-  runtime_leave();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  m->locks.store(m->locks.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
 
 void exit_syscall() noexcept {
