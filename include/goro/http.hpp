@@ -16,6 +16,7 @@
 // goro::fs.
 #pragma once
 
+#include "goro/goro.hpp"  // the runtime: an HTTP program starts with goro::run
 #include "goro/http/handler.hpp"
 #include "goro/http/header.hpp"
 #include "goro/http/json.hpp"
