@@ -241,9 +241,18 @@ void newm(P* p, bool spinning) {
       }
     }
   }
-  // Give the P back and undo the spinning count wakep took for us.
+  // Give the P back and undo the spinning count wakep took for us. We own
+  // the P transiently (nobody else may pop its queue); an idle P must have an
+  // empty queue, so its goroutines go to the global queue, where the Ms that
+  // do run find them.
+  GQueue queued;
+  p->runq.drain_to(queued);
   {
     std::lock_guard<std::mutex> lock(sched.lock);
+    if (!queued.empty()) {
+      sched.runq.append(queued);
+      sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+    }
     pidleput_locked(p);
   }
   if (spinning) sched.nmspinning.fetch_sub(1);

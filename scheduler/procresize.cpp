@@ -50,15 +50,19 @@ void retire_locked(P* p) {
   p->status.store(PStatus::kDead, std::memory_order_release);
 }
 
-void unlink_idle_locked(P* target) {
+// Removes target from the idle list; false if it is not there (an idle P
+// in transit: taken by pidleget for startm, or by sysmon for handoffp, and
+// not yet acquired by its new M).
+bool unlink_idle_locked(P* target) {
   for (P** link = &sched.pidle; *link != nullptr; link = &(*link)->link) {
     if (*link == target) {
       *link = target->link;
       target->link = nullptr;
       sched.npidle.fetch_sub(1, std::memory_order_relaxed);
-      return;
+      return true;
     }
   }
+  return false;
 }
 
 }  // namespace
@@ -112,13 +116,15 @@ int resize_procs(int n) {
       sched.gomaxprocs.store(n);
       for (int i = n; i < old; ++i) {
         P* p = sched.allp[i];
+        if (p->status.load() == PStatus::kDead) continue;
         switch (p->status.load()) {
           case PStatus::kIdle:
-            unlink_idle_locked(p);
-            retire_locked(p);
-            break;
-          case PStatus::kDead:
-            break;
+            if (unlink_idle_locked(p)) {
+              retire_locked(p);
+              break;
+            }
+            // In transit to an M: that M retires it at its first schedule.
+            [[fallthrough]];
           default:
             p->retire_requested.store(true, std::memory_order_release);
             p->leave_fast_path.store(true, std::memory_order_release);
