@@ -282,6 +282,20 @@ G* find_runnable(M* m, bool* inherit) {
       retire_owned_p(m);  // a live shrink removed this P
       continue;
     }
+    if (sched.npwait.load(std::memory_order_relaxed) > 0) {
+      // An M with a goroutine on it waits for a P (syscall.cpp reacquire_p).
+      std::lock_guard<std::mutex> lock(sched.lock);
+      if (M* w = sched.pwait) {
+        sched.pwait = w->schedlink;
+        sched.npwait.fetch_sub(1, std::memory_order_relaxed);
+        m->p = nullptr;
+        p->m = nullptr;
+        p->running_g.store(nullptr, std::memory_order_relaxed);
+        w->nextp = p;
+        w->park.wake();
+        continue;  // without a P: stopm
+      }
+    }
     std::int64_t now = nanotime();
     std::int64_t poll_until = kNever;
     if (p->timers.next_when.load(std::memory_order_relaxed) <= now) poll_until = p->timers.run(now);
@@ -349,6 +363,14 @@ void pidleput_locked(P* p) {
   GORO_CHECK(p->runq.empty(), "sched: idle P with a non-empty run queue");
   if (p_is_doomed(p)) {  // a shrink is pending for it: retire instead
     retire_idle_locked(p);
+    return;
+  }
+  if (M* w = sched.pwait) {  // an M holding a goroutine waits for a P: donate it
+    sched.pwait = w->schedlink;
+    sched.npwait.fetch_sub(1, std::memory_order_relaxed);
+    p->running_g.store(nullptr, std::memory_order_relaxed);
+    w->nextp = p;
+    w->park.wake();
     return;
   }
   p->status.store(PStatus::kIdle, std::memory_order_relaxed);
@@ -456,6 +478,11 @@ void stop_the_world_wake_all() {
       idle.push_back(m);
     sched.midle = nullptr;
     sched.nmidle = 0;
+    // Ms waiting for a donated P wake with nextp == nullptr.
+    for (M* m = sched.pwait; m != nullptr; m = m->schedlink)
+      idle.push_back(m);
+    sched.pwait = nullptr;
+    sched.npwait.store(0, std::memory_order_relaxed);
   }
   for (M* m : idle)
     m->park.wake();

@@ -68,6 +68,7 @@ namespace {
 G* fast_next(M* m, P* p, bool* inherit) {
   // One P-local flag covers shutdown and a pending retirement.
   if (p->leave_fast_path.load(std::memory_order_relaxed)) return nullptr;
+  if (sched.npwait.load(std::memory_order_relaxed) > 0) return nullptr;  // donate at g0
   if (p->schedtick.load(std::memory_order_relaxed) % 61 == 0 &&
       sched.runq_size.load(std::memory_order_relaxed) > 0) {
     return nullptr;

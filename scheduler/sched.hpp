@@ -63,6 +63,10 @@ struct M {
   // then in goroutine code, which never touches m->p. Written by this thread
   // only; read by its own signal handler (atomic: async-signal-safe).
   std::atomic<int> locks{0};
+  // Runtime-internal locks (sync lock words) held by this thread; the hog
+  // protocol also requires 0. Per thread, not per context: a lock taken by a
+  // goroutine is released on the same thread (directly or by its park commit).
+  std::atomic<int> nopreempt{0};
   // The P this M gave up in a blocking call or had taken by the hog protocol;
   // reacquired at the next runtime entry (exit_syscall).
   P* oldp = nullptr;
@@ -157,6 +161,10 @@ struct Sched {
   std::atomic<int> npidle{0};
   M* midle = nullptr;  // idle M stack (lock)
   int nmidle = 0;      // (lock)
+  // Ms whose goroutine lost its P to the hog protocol and which wait, with
+  // the goroutine still on them, for a P to be donated (syscall.cpp). (lock)
+  M* pwait = nullptr;
+  std::atomic<int> npwait{0};
   std::atomic<int> nmspinning{0};
   std::atomic<int> needspinning{0};
   std::atomic<int> gomaxprocs{0};

@@ -78,6 +78,7 @@ void on_sigurg(int sig, siginfo_t* info, void* uctx) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     G* g = m->curg;
     if (g != nullptr && m->p != nullptr && m->locks.load(std::memory_order_relaxed) == 0 &&
+        m->nopreempt.load(std::memory_order_relaxed) == 0 &&
         g->preempt.load(std::memory_order_relaxed)) {
       g->syscall_since = coarse_now();
       detach_p(m, g, "running without a scheduling point");
@@ -109,6 +110,29 @@ void exit_syscall_slow(M* m, G* g) {
 
 }  // namespace
 
+void nopreempt_acquire() noexcept {
+  M* m = current_m();
+  if (m == nullptr) return;
+  for (;;) {
+    m->nopreempt.store(m->nopreempt.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (m->p != nullptr || m->curg == nullptr) return;
+    // The hog protocol took the P: get one back before taking the lock.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    m->nopreempt.store(m->nopreempt.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    runtime_enter();
+    runtime_leave();
+    m = current_m();
+  }
+}
+
+void nopreempt_release() noexcept {
+  M* m = current_m();
+  if (m == nullptr) return;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  m->nopreempt.store(m->nopreempt.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+}
+
 void install_preempt_signal() {
   struct sigaction sa {};
   sa.sa_sigaction = on_sigurg;
@@ -127,6 +151,15 @@ void signal_hog(P* p) {
   if (tid != 0) syscall(SYS_tgkill, getpid(), tid, SIGURG);
 }
 
+// The hog protocol took this M's P while its goroutine ran its own code; the
+// goroutine is now entering the runtime. It may hold locks at this point
+// (goro's own, such as a channel's or a poll descriptor's, or the user's), so
+// unlike exit_syscall it must not be descheduled: threads that hold Ps could
+// be blocked on those very locks. The thread waits for a P instead, with the
+// goroutine still on it, and Ps are donated to waiting Ms first
+// (pidleput_locked; find_runnable and the fast path step aside for them).
+// A P-holder blocked on such a lock looks like a hog to sysmon and loses its
+// P the same way, so the wait always ends.
 M* reacquire_p(M* m) {
   G* g = m->curg;
   if (g->status.load(std::memory_order_relaxed) == GStatus::kSyscall) {
@@ -134,8 +167,41 @@ M* reacquire_p(M* m) {
         "a function run by goro::blocking (or inside a SyscallScope) called into the goro "
         "runtime; blocking code must not use channels, spawns or goro I/O");
   }
-  exit_syscall();
-  return current_m();
+  P* oldp = m->oldp;
+  PStatus expect = PStatus::kSyscall;
+  P* p = nullptr;
+  if (oldp != nullptr &&
+      oldp->status.compare_exchange_strong(expect, PStatus::kRunning, std::memory_order_acquire)) {
+    p = oldp;
+  } else {
+    std::unique_lock<std::mutex> lock(sched.lock);
+    if (sched.stopping.load(std::memory_order_relaxed)) {
+      lock.unlock();
+      exit_syscall();  // shutting down: the ordinary path (goroutines are abandoned)
+      return current_m();
+    }
+    p = pidleget_locked();
+    if (p == nullptr) {
+      m->schedlink = sched.pwait;
+      sched.pwait = m;
+      sched.npwait.fetch_add(1, std::memory_order_relaxed);
+      lock.unlock();
+      m->park.sleep();
+      p = m->nextp;
+      m->nextp = nullptr;
+      if (p == nullptr) {  // woken by shutdown
+        exit_syscall();
+        return current_m();
+      }
+    }
+    p->status.store(PStatus::kIdle, std::memory_order_relaxed);  // acquirep makes it running
+  }
+  m->oldp = nullptr;
+  if (p->m != nullptr && p == oldp) p->m = nullptr;
+  acquirep(m, p);
+  g->syscall_what = nullptr;
+  p->running_g.store(g, std::memory_order_release);
+  return m;
 }
 
 void enter_syscall(const char* what) noexcept {

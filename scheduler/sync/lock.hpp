@@ -37,8 +37,18 @@ inline void cpu_relax() {
 
 void lock_word_slow(std::atomic<std::uint32_t>& w) noexcept;
 
+// Around every lock word the hog protocol must leave the thread's P alone:
+// the holder may ready or park goroutines and must never wait for a P while
+// other threads wait for the lock (scheduler/syscall.cpp "Hogs").
+// nopreempt_acquire first makes sure the thread has a P (before the lock is
+// taken), then counts the hold on the thread; the release may run in a park
+// commit, which is always on the same thread.
+void nopreempt_acquire() noexcept;
+void nopreempt_release() noexcept;
+
 // acquire on success pairs with lock_word_release's release exchange.
 inline void lock_word_acquire(std::atomic<std::uint32_t>& w) noexcept {
+  nopreempt_acquire();
   std::uint32_t free = 0;
   if (__builtin_expect(
           w.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed),
@@ -52,6 +62,7 @@ inline void lock_word_release(std::atomic<std::uint32_t>& w) noexcept {
   if (__builtin_expect(w.exchange(0, std::memory_order_release) == 2, 0)) {
     futex(&w, FUTEX_WAKE_PRIVATE, 1, nullptr);
   }
+  nopreempt_release();
 }
 
 // RAII for the above.

@@ -31,7 +31,13 @@ TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
         auto ln = goro::net::listen("tcp", "127.0.0.1:0");
         ASSERT_TRUE(ln) << ln.error().message();
         const std::string addr = ln->addr().to_string();
+        goro::WaitGroup server;
+        server.add(1);
         goro::go([&] {  // echo server, one connection
+          struct Done {
+            goro::WaitGroup& wg;
+            ~Done() { wg.done(); }
+          } done{server};
           auto c = ln->accept();
           if (!c) return;
           char buf[64];
@@ -84,6 +90,7 @@ TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
         }
         wg.wait();
         (void)c->close();
+        server.wait();  // the server sees EOF and returns (nothing is abandoned)
         (void)ln->close();
         stats = goro::stats();
       },
