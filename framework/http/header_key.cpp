@@ -1,23 +1,15 @@
 #include "framework/http/header_key.hpp"
 
+#include "framework/http/byte_class.hpp"
+
 #include <array>
 
 namespace goro::http::detail {
 
 namespace {
 
-constexpr std::array<bool, 256> kTokenByte = [] {
-  std::array<bool, 256> t{};
-  for (int c = '0'; c <= '9'; ++c)
-    t[c] = true;
-  for (int c = 'a'; c <= 'z'; ++c)
-    t[c] = true;
-  for (int c = 'A'; c <= 'Z'; ++c)
-    t[c] = true;
-  for (char c : std::string_view("!#$%&'*+-.^_`|~"))
-    t[static_cast<unsigned char>(c)] = true;
-  return t;
-}();
+// RFC 9110 tchar.
+constexpr std::array<bool, 256> kTokenByte = alnum_plus("!#$%&'*+-.^_`|~");
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "framework/http/request_line.hpp"
 
+#include "framework/http/byte_class.hpp"
+
 #include <array>
 
 #include "framework/http/header_list.hpp"
@@ -110,18 +112,8 @@ std::optional<ParseError> parse_request_line(std::string_view line, RequestLine&
 }
 
 bool is_valid_host(std::string_view host) noexcept {
-  static constexpr std::array<bool, 256> kValid = [] {
-    std::array<bool, 256> t{};
-    for (int c = '0'; c <= '9'; ++c)
-      t[c] = true;
-    for (int c = 'a'; c <= 'z'; ++c)
-      t[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c)
-      t[c] = true;
-    for (char c : std::string_view("!$%&'()*+,-.:;=[]_~"))
-      t[static_cast<unsigned char>(c)] = true;
-    return t;
-  }();
+  // Go's httpguts.ValidHostHeader byte set.
+  static constexpr std::array<bool, 256> kValid = alnum_plus("!$%&'()*+,-.:;=[]_~");
   for (char c : host) {
     if (!kValid[static_cast<unsigned char>(c)]) return false;
   }
