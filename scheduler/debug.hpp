@@ -6,7 +6,8 @@
 //   scheddetail=1     with schedtrace: one more line per P, M and G
 //   stackguard=mprotect|canary   force a weaker stack guard (tests)
 //   asyncpreemptoff=1 never signal a goroutine that hogs its P (syscall.cpp);
-//                     cooperative preemption at runtime entries remains
+//                     cooperative preemption at runtime entries remains.
+//                     Default 0, except in TSan builds (see sysmon.cpp)
 //   ncpu=N            the CPU count the maxprocs resolver sees (config/maxprocs)
 //   containermaxprocs=0   ignore cgroup CPU limits (config/maxprocs)
 //   maxprocsdebug=1   log how maxprocs was resolved (config/maxprocs)
