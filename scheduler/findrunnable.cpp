@@ -251,6 +251,10 @@ G* release_and_block(M* m, std::int64_t poll_until) {
       sched.needspinning.store(1, std::memory_order_relaxed);
     }
   }
+  // Timers moved by a retirement are covered by earliest_timer() below, read
+  // after this exchange: this M polls for them or wakes whoever polls.
+  if (sched.moved_timers_when.load(std::memory_order_relaxed) != kNever)
+    sched.moved_timers_when.exchange(kNever);
   poll_until = std::min(poll_until, earliest_timer());
   Poller* poller = sched.poller;
   bool want_poll = poller != nullptr && (poller->has_waiters() || poll_until != kNever);
@@ -274,13 +278,28 @@ G* find_runnable(M* m, bool* inherit) {
     *inherit = false;
     if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
     P* p = m->p;
-    if (p == nullptr) {  // woken without a P (should not happen outside shutdown)
+    if (p == nullptr) {  // our P was retired or donated to an M in pwait
+      if (m->spinning) {
+        // A spinner that lost its P stops spinning here, or nmspinning leaks
+        // and wakep() never starts an M again. Decrement, then recheck: work
+        // and timers published while we counted as a spinner got no wakep
+        // (the essay's protocol), and unlike release_and_block this M will
+        // not poll for the timers itself (issue 7's live-resize hang: a
+        // retirement moved timers to idle P0 and every M went to sleep).
+        m->spinning = false;
+        sched.nmspinning.fetch_sub(1, std::memory_order_seq_cst);
+        storeload_fence();
+        if (sched.runq_size.load(std::memory_order_relaxed) > 0 || any_runq_nonempty() ||
+            earliest_timer() != kNever) {
+          wakep();
+        }
+      }
       stopm(m);
       continue;
     }
     if (p->retire_requested.load(std::memory_order_acquire)) {
       retire_owned_p(m);  // a live shrink removed this P
-      continue;
+      continue;           // without a P: stop spinning, then stopm
     }
     if (sched.npwait.load(std::memory_order_relaxed) > 0) {
       // An M with a goroutine on it waits for a P (syscall.cpp reacquire_p).

@@ -255,6 +255,7 @@ void newm(P* p, bool spinning) {
     }
     pidleput_locked(p);
   }
+  flush_moved_timers();  // pidleput_locked may have retired p
   if (spinning) sched.nmspinning.fetch_sub(1);
 }
 

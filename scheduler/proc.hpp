@@ -87,6 +87,7 @@ void check_dead();
 bool p_is_doomed(const P* p);   // beyond gomaxprocs: to be retired
 void retire_owned_p(M* m);      // m's P retires; m is left without a P
 void retire_idle_locked(P* p);  // sched.lock held; p is not on the idle list
+void flush_moved_timers();      // after a retirement, sched.lock not held (procresize.cpp)
 int resize_procs(int n);        // returns the previous count
 void sysmon_update_maxprocs();
 void gfree_spill_locked(P* p);  // proc.cpp: p's dead-G cache to the global one

@@ -16,6 +16,10 @@
 //     queue, its timers to P0 (never retired), its dead-G cache to the global
 //     cache, its status to kDead, and the M goes idle;
 //   - an M releasing a doomed P (pidleput_locked) retires it instead.
+// The retired P's timers join P0's heap, whose watcher (an M polling with
+// P0's old deadline, or none: every M may be asleep) does not know about
+// them: the retirer calls flush_moved_timers() once it drops sched.lock,
+// Go's wakeNetPoller after moveTimers.
 // A P is therefore retired only by whoever owns it or by the resizer holding
 // sched.lock while the P sits idle, never under a running goroutine's feet.
 // Retired Ps keep their counters (num_goroutines sums every P ever made).
@@ -35,7 +39,12 @@ std::mutex g_resize_mu;  // one resize at a time (sysmon vs set_maxprocs)
 // or not: the run queue is drained by its owner (or it is empty, when idle).
 void retire_locked(P* p) {
   GORO_CHECK(p->id != 0, "procresize: P0 is never retired");
-  p->timers.move_all_to(sched.allp[0]->timers);
+  const std::int64_t when = p->timers.move_all_to(sched.allp[0]->timers);
+  if (when != kNever) {
+    std::int64_t cur = sched.moved_timers_when.load(std::memory_order_relaxed);
+    while (when < cur && !sched.moved_timers_when.compare_exchange_weak(cur, when)) {
+    }
+  }
   GQueue q;
   p->runq.drain_to(q);
   if (!q.empty()) {
@@ -73,9 +82,19 @@ bool p_is_doomed(const P* p) {
 
 void retire_owned_p(M* m) {
   P* p = m->p;
-  std::lock_guard<std::mutex> lock(sched.lock);
-  m->p = nullptr;
-  retire_locked(p);
+  {
+    std::lock_guard<std::mutex> lock(sched.lock);
+    m->p = nullptr;
+    retire_locked(p);
+  }
+  flush_moved_timers();
+  if (sched.runq_size.load(std::memory_order_relaxed) > 0) wakep();  // its run queue went global
+}
+
+void flush_moved_timers() {
+  if (sched.moved_timers_when.load(std::memory_order_relaxed) == kNever) return;
+  const std::int64_t when = sched.moved_timers_when.exchange(kNever);
+  if (when != kNever) wake_netpoller(when);
 }
 
 void retire_idle_locked(P* p) {
@@ -132,6 +151,7 @@ int resize_procs(int n) {
       }
     }
   }
+  flush_moved_timers();
   // New Ps: put them to work if anything is queued.
   for (int i = 0; i < started && sched.runq_size.load(std::memory_order_relaxed) > 0; ++i) {
     startm(nullptr, false);

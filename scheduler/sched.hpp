@@ -180,6 +180,12 @@ struct Sched {
   // the time of the last poll. poll_until: when that blocked poll will wake.
   std::atomic<std::int64_t> lastpoll{1};
   std::atomic<std::int64_t> poll_until{0};
+  // Earliest deadline among timers a retiring P moved to P0 (kNever: none).
+  // Set (fetch-min) under sched.lock by the retirement; whoever retired a P
+  // calls flush_moved_timers() after unlocking, which consumes it and wakes
+  // the poller or an M (a retirement may leave every M asleep with P0's new
+  // timers unwatched: issue 7's live-resize hang).
+  std::atomic<std::int64_t> moved_timers_when{kNever};
   std::atomic<bool> polling_net{false};  // one non-blocking poller at a time
   Poller* poller = nullptr;
   std::atomic<bool> stopping{false};

@@ -288,6 +288,7 @@ void handoffp(P* p) {
     startm(p, false);
     return;
   }
+  flush_moved_timers();  // pidleput_locked may have retired p
   std::int64_t when = p->timers.next_when.load(std::memory_order_relaxed);
   if (when != kNever) wake_netpoller(when);
 }

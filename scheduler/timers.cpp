@@ -90,12 +90,14 @@ std::int64_t TimerHeap::run(std::int64_t now) {
   return items.empty() ? kNever : items[0].when;
 }
 
-void TimerHeap::move_all_to(TimerHeap& to) {
+std::int64_t TimerHeap::move_all_to(TimerHeap& to) {
   std::scoped_lock both(mu, to.mu);
+  const std::int64_t earliest = items.empty() ? kNever : items[0].when;
   for (const Entry& e : items)
     to.push_locked(e.t);
   items.clear();
   publish_locked();
+  return earliest;
 }
 
 namespace {

@@ -49,7 +49,8 @@ struct TimerHeap {
   // the next when. Takes and releases mu itself.
   std::int64_t run(std::int64_t now);
   // Moves every timer into `to` (P destruction). Takes both locks.
-  void move_all_to(TimerHeap& to);
+  // Moves every timer to `to`; returns the earliest deadline moved (kNever).
+  std::int64_t move_all_to(TimerHeap& to);
 
  private:
   void sift_up(std::int32_t i);

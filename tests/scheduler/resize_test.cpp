@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "goro/goro.hpp"
 
@@ -18,9 +19,7 @@ constexpr int kWorkers = 1000;
 
 // While 1,000 goroutines keep spawning and sleeping, maxprocs moves
 // 2 -> 8 -> 1 -> 4. Nothing may be lost: every spawned goroutine completes.
-// DISABLED: hangs intermittently (more under load and the sanitizers); a live-resize
-// bug under investigation, see issue 7. Run with --gtest_also_run_disabled_tests.
-TEST(ResizeStress, DISABLED_MaxprocsMovesUnderLoad) {
+TEST(ResizeStress, MaxprocsMovesUnderLoad) {
   std::atomic<long> spawned{0}, completed{0};
   goro::run(
       [&] {
@@ -80,8 +79,7 @@ TEST(Resize, SetMaxprocsReturnsPreviousAndIgnoresNonPositive) {
       {.maxprocs = 3});
 }
 
-// DISABLED: same intermittent hang as DISABLED_MaxprocsMovesUnderLoad (issue 7).
-TEST(Resize, DISABLED_ShrinkMovesQueuedWorkAndTimers) {
+TEST(Resize, ShrinkMovesQueuedWorkAndTimers) {
   goro::run(
       [] {
         // Sleepers parked on every P's timer heap, then the Ps go away.
@@ -101,6 +99,42 @@ TEST(Resize, DISABLED_ShrinkMovesQueuedWorkAndTimers) {
         EXPECT_EQ(woke.load(), 64);
       },
       {.maxprocs = 8});
+}
+
+// sysmon resizes from its own thread, not from a goroutine. Here a plain
+// thread plays sysmon, resizing every few hundred microseconds, while a few
+// goroutines sleep in short steps: every resize moves timers and Ps under
+// their feet, and a lost wake-up would stop a sleeper for good.
+TEST(ResizeStress, ForeignThreadResizesWhileGoroutinesSleep) {
+  std::atomic<long> naps{0};
+  goro::run(
+      [&] {
+        std::atomic<bool> stop{false};
+        std::thread resizer([&] {
+          unsigned x = 12345;
+          while (!stop.load()) {
+            x = x * 1103515245 + 12345;
+            goro::set_maxprocs(1 + static_cast<int>((x >> 16) % 6));
+            std::this_thread::sleep_for(std::chrono::microseconds(200 + (x >> 8) % 800));
+          }
+        });
+        goro::WaitGroup wg;
+        for (int i = 0; i < 4; ++i) {
+          wg.add(1);
+          goro::go([&, i] {
+            for (int k = 0; k < 300; ++k) {
+              goro::sleep_for(std::chrono::microseconds(500 + 300 * i));
+              naps.fetch_add(1);
+            }
+            wg.done();
+          });
+        }
+        wg.wait();
+        stop = true;
+        resizer.join();
+      },
+      {.maxprocs = 2});
+  EXPECT_EQ(naps.load(), 4 * 300);
 }
 
 }  // namespace
