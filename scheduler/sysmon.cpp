@@ -182,6 +182,14 @@ void loop() {
     }
     g_note.sleep(delay);
     if (g_stop.load(std::memory_order_acquire)) break;
+    std::int64_t now = nanotime();
+    // Before the idle check: a mostly idle process (a goroutine waking every
+    // 50 ms) finds sysmon deep asleep nearly every time, and the limit must
+    // still be followed within a second or two.
+    if (now - last_maxprocs_check >= kMaxprocsCheck) {
+      last_maxprocs_check = now;
+      sysmon_update_maxprocs();
+    }
     if (trace_ms <= 0 && all_idle()) {
       bool sleep = false;
       {
@@ -198,11 +206,6 @@ void loop() {
         idle = 0;
         continue;
       }
-    }
-    std::int64_t now = nanotime();
-    if (now - last_maxprocs_check >= kMaxprocsCheck) {
-      last_maxprocs_check = now;
-      sysmon_update_maxprocs();
     }
     bool acted = retake(now);
     poll_backstop(now);
