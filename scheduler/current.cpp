@@ -28,22 +28,33 @@
 #define GORO_OPAQUE __attribute__((noipa))
 #endif
 
-namespace goro::detail {
-namespace {
 // initial-exec: goro is linked into executables (static library); the TLS
 // access is then one %fs-relative load instead of a __tls_get_addr call.
-__attribute__((tls_model("initial-exec"))) thread_local M* t_current_m = nullptr;
+#if defined(GORO_INLINE_CURRENT_M)
+extern "C" {
+__attribute__((tls_model("initial-exec"))) thread_local goro::detail::M* goro_tls_current_m =
+    nullptr;
+}
+#endif
+
+namespace goro::detail {
+namespace {
+#if !defined(GORO_INLINE_CURRENT_M)
+__attribute__((tls_model("initial-exec"))) thread_local M* goro_tls_current_m = nullptr;
+#endif
 thread_local std::uint64_t t_rand = 0;
 }  // namespace
 
+#if !defined(GORO_INLINE_CURRENT_M)
 GORO_OPAQUE M* current_m() noexcept {
-  M* m = t_current_m;
+  M* m = goro_tls_current_m;
   asm volatile("" : "+r"(m));
   return m;
 }
+#endif
 
 GORO_OPAQUE void set_current_m(M* m) noexcept {
-  t_current_m = m;
+  goro_tls_current_m = m;
 }
 
 // errno and the C++ exception-handling globals migrate with the goroutine.

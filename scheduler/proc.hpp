@@ -7,13 +7,12 @@
 namespace goro::detail {
 
 // sched.cpp
-void mark_running(M* m, P* p, G* g, bool inherit);
 void land(M* m);
 void schedule_loop(M* m);
 void g_main();
 [[noreturn]] void goroutine_panic(G* g, const char* what);
 [[noreturn]] void exit_current();
-void yield_current(M* m);
+M* yield_current(M* m);  // returns the M the goroutine resumed on
 void preempt_current();
 
 // syscall.cpp
@@ -33,19 +32,25 @@ void signal_hog(P* p);
 // saves it when it switches away (G::saved_locks) and puts it back on
 // whatever M it resumes on; g0 runs at 0 and raises it to 1 before handing
 // the thread to a goroutine.
-inline M* runtime_enter() {
-  M* m = current_m();
+// The overloads taking an M are for callers that already hold current_m()
+// (read on this thread, after the last possible switch).
+inline M* runtime_enter(M* m) {
   if (m == nullptr) return nullptr;
   m->locks.store(m->locks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (__builtin_expect(m->p == nullptr, 0) && m->curg != nullptr) m = reacquire_p(m);
   return m;
 }
-inline void runtime_leave() {
-  M* m = current_m();
+inline M* runtime_enter() {
+  return runtime_enter(current_m());
+}
+inline void runtime_leave(M* m) {
   if (m == nullptr) return;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   m->locks.store(m->locks.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+}
+inline void runtime_leave() {
+  runtime_leave(current_m());
 }
 // Cooperative preemption point: runtime entries that do not otherwise switch
 // call this; it yields to the global queue when sysmon asked (G::preempt).

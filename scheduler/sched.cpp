@@ -87,7 +87,7 @@ G* fast_next(M* m, P* p, bool* inherit) {
 
 }  // namespace
 
-void mark_running(M* m, P* p, G* g, bool inherit) {
+static inline void mark_running(M* m, P* p, G* g, bool inherit) {
   if (!inherit) {
     p->schedtick.store(p->schedtick.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
@@ -128,8 +128,10 @@ void land(M* m) {
 }
 
 // Leaves the running goroutine `g` (whose after-switch action is already set)
-// for the next runnable one on this P, or for g0. Returns when g is resumed.
-static void switch_away(M* m, G* g, bool exiting) {
+// for the next runnable one on this P, or for g0. Returns when g is resumed,
+// with the M it resumed on (callers use it instead of calling current_m()
+// again: one opaque call less per switch on the yield and park paths).
+static M* switch_away(M* m, G* g, bool exiting) {
   P* p = m->p;
   GORO_CHECK(p != nullptr && p->m == m, "sched: switch_away without owning a P");
   GORO_CHECK(m->locks.load(std::memory_order_relaxed) > 0,
@@ -155,16 +157,17 @@ static void switch_away(M* m, G* g, bool exiting) {
   finish_switch_sanitizers(now, &g->ctx);
   restore_thread_state(now, g);
   land(now);
+  return now;
 }
 
-void yield_current(M* m) {
+M* yield_current(M* m) {
   G* g = m->curg;  // caller holds a runtime_enter
   GORO_CHECK(g != nullptr, "sched: yield outside a goroutine");
   g->preempt.store(false, std::memory_order_relaxed);
   g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
   m->after = AfterSwitch::kRunqPut;
   m->after_g = g;
-  switch_away(m, g, false);
+  return switch_away(m, g, false);
 }
 
 void preempt_current() {
@@ -184,7 +187,7 @@ void park(WaitReason reason, ParkCommit commit, void* arg) {
   GORO_CHECK(g != nullptr, "sched: park outside a goroutine");
   g->preempt.store(false, std::memory_order_relaxed);
   g->wait_reason = reason;
-  g->park_time = coarse_now();  // for dumps: jiffy resolution is plenty
+  g->park_time = sched.sysmon_clock.load(std::memory_order_relaxed);  // dumps: minutes
   g->status.store(GStatus::kWaiting, std::memory_order_relaxed);
   P* pp = m->p;
   pp->parks.store(pp->parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -192,8 +195,7 @@ void park(WaitReason reason, ParkCommit commit, void* arg) {
   m->after_g = g;
   m->after_commit = commit;
   m->after_arg = arg;
-  switch_away(m, g, false);
-  runtime_leave();
+  runtime_leave(switch_away(m, g, false));
 }
 
 [[noreturn]] void exit_current() {
@@ -232,10 +234,14 @@ void ready(G* g) noexcept {
     next = fastrandn(2) == 0;  // debug: do not always favour the readied G
 #endif
     runq_put(m->p, g, next);
+    // g is on the P this M owns and will run. With a single P there is no
+    // other P to run it sooner, and wakep's StoreLoad fence was 4% of a 1-P
+    // ping-pong. (A concurrent resize wakes Ms for its new Ps itself.)
+    if (sched.gomaxprocs.load(std::memory_order_relaxed) > 1) wakep();
   } else {
     global_put(g);
+    wakep();
   }
-  wakep();
   runtime_leave();
 }
 
@@ -308,9 +314,8 @@ namespace goro {
 void yield() {
   detail::M* m = detail::current_m();
   if (m == nullptr || m->curg == nullptr) return;
-  m = detail::runtime_enter();
-  detail::yield_current(m);
-  detail::runtime_leave();
+  m = detail::runtime_enter(m);
+  detail::runtime_leave(detail::yield_current(m));
 }
 
 void sleep_for(std::chrono::nanoseconds d) {

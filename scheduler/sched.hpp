@@ -24,6 +24,19 @@
 #include "scheduler/timers.hpp"
 
 namespace goro::detail {
+struct M;
+}  // namespace goro::detail
+
+#if defined(__x86_64__)
+#define GORO_INLINE_CURRENT_M 1
+// The M running on this thread (current.cpp). C linkage so that the inline
+// asm in current_m() can name it.
+extern "C" {
+extern __attribute__((tls_model("initial-exec"))) thread_local goro::detail::M* goro_tls_current_m;
+}
+#endif
+
+namespace goro::detail {
 
 struct P;
 
@@ -186,6 +199,11 @@ struct Sched {
   // the poller or an M (a retirement may leave every M asleep with P0's new
   // timers unwatched: issue 7's live-resize hang).
   std::atomic<std::int64_t> moved_timers_when{kNever};
+  // coarse_now() as of sysmon's last iteration (stale by at most its sleep:
+  // 10 ms while any P runs). For timestamps that only dumps read (a park's
+  // time, printed in minutes): two clock reads per channel round trip were
+  // 5% of a ping-pong.
+  std::atomic<std::int64_t> sysmon_clock{0};
   std::atomic<bool> polling_net{false};  // one non-blocking poller at a time
   Poller* poller = nullptr;
   std::atomic<bool> stopping{false};
@@ -226,8 +244,24 @@ inline void storeload_fence() {
 std::int64_t coarse_now() noexcept;
 
 // The M running on this thread. Immune to the compiler caching the TLS
-// address across a stack switch: see current.cpp.
+// address across a stack switch: see current.cpp. On x86-64 it is two
+// inline instructions (the initial-exec sequence) in a volatile asm with a
+// memory clobber, which the compiler may neither merge with another read
+// nor move across a call, and so across a switch; elsewhere an opaque call.
+#if defined(GORO_INLINE_CURRENT_M)
+inline M* current_m() noexcept {
+  M* m;
+  asm volatile(
+      "movq goro_tls_current_m@gottpoff(%%rip), %0\n\t"
+      "movq %%fs:(%0), %0"
+      : "=r"(m)
+      :
+      : "memory");
+  return m;
+}
+#else
 M* current_m() noexcept;
+#endif
 void set_current_m(M* m) noexcept;
 // Binds m to this thread's errno and exception-handling globals (see
 // current.cpp); called once on each M's own thread.

@@ -110,27 +110,19 @@ void exit_syscall_slow(M* m, G* g) {
 
 }  // namespace
 
-void nopreempt_acquire() noexcept {
-  M* m = current_m();
-  if (m == nullptr) return;
+M* nopreempt_reacquire(M* m) noexcept {
+  // Called with the hold counted and no P: get one back before taking the
+  // lock (the holder must never wait for a P while others wait for it).
   for (;;) {
-    m->nopreempt.store(m->nopreempt.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (m->p != nullptr || m->curg == nullptr) return;
-    // The hog protocol took the P: get one back before taking the lock.
+    if (m->p != nullptr || m->curg == nullptr) return m;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     m->nopreempt.store(m->nopreempt.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     runtime_enter();
     runtime_leave();
     m = current_m();
+    m->nopreempt.store(m->nopreempt.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
   }
-}
-
-void nopreempt_release() noexcept {
-  M* m = current_m();
-  if (m == nullptr) return;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  m->nopreempt.store(m->nopreempt.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
 
 void install_preempt_signal() {

@@ -182,6 +182,7 @@ void loop() {
     }
     g_note.sleep(delay);
     if (g_stop.load(std::memory_order_acquire)) break;
+    sched.sysmon_clock.store(coarse_now(), std::memory_order_relaxed);
     std::int64_t now = nanotime();
     // Before the idle check: a mostly idle process (a goroutine waking every
     // 50 ms) finds sysmon deep asleep nearly every time, and the limit must
@@ -260,6 +261,7 @@ void print_trace(std::int64_t since_start, bool detail) {
 
 void sysmon_start() {
   g_stop.store(false);
+  sched.sysmon_clock.store(coarse_now(), std::memory_order_relaxed);
   g_async_preempt = debug_option_long("asyncpreemptoff", kAsyncPreemptOffDefault) != 1;
   g_thread = std::thread(loop);
 }

@@ -171,8 +171,8 @@ struct ContextState {
     return s;
   }
 
-  static std::pair<Context, CancelFunc> wrap(std::shared_ptr<ContextState> s) {
-    return {Context(s), CancelFunc(s)};
+  static std::pair<goro::Context, CancelFunc> wrap(std::shared_ptr<ContextState> s) {
+    return {goro::Context(s), CancelFunc(s)};
   }
 };
 
