@@ -152,7 +152,7 @@ void check_dead() {
   // Cheap filter first: this runs every time an M goes to sleep, usually
   // while other Ps are busy, and must not contend on sched.lock then.
   if (sched.npidle.load(std::memory_order_relaxed) != sched.gomaxprocs.load()) return;
-  std::unique_lock<std::mutex> lock(sched.lock);
+  std::unique_lock<SchedMutex> lock(sched.lock);
   if (anything_can_wake_locked()) return;
   std::size_t asleep = 0;
   {

@@ -83,7 +83,7 @@ G* global_get_locked(P* p, std::int64_t max) {
 
 G* global_get(P* p, std::int64_t max) {
   if (sched.runq_size.load(std::memory_order_relaxed) == 0) return nullptr;
-  std::lock_guard<std::mutex> lock(sched.lock);
+  std::lock_guard<SchedMutex> lock(sched.lock);
   return global_get_locked(p, max);
 }
 
@@ -168,7 +168,7 @@ void run_all_timers(std::int64_t now) {
 // Park the M until startm hands it a P (or shutdown). Go's stopm.
 void stopm(M* m) {
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     if (sched.stopping.load(std::memory_order_relaxed)) return;
     m->schedlink = sched.midle;
     sched.midle = m;
@@ -196,7 +196,7 @@ G* poll_blocking(M* m, std::int64_t until, bool was_spinning) {
   sched.lastpoll.store(now, std::memory_order_release);
   P* p;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     p = pidleget_locked();
   }
   for (G* g = q.head; g != nullptr; g = g->schedlink) {
@@ -223,7 +223,7 @@ G* poll_blocking(M* m, std::int64_t until, bool was_spinning) {
 G* release_and_block(M* m, std::int64_t poll_until) {
   P* p = m->p;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
     if (G* g = global_get_locked(p, 0)) return g;
     if (!m->spinning && sched.needspinning.load(std::memory_order_relaxed) == 1) {
@@ -242,7 +242,7 @@ G* release_and_block(M* m, std::int64_t poll_until) {
     storeload_fence();
     bool work = sched.runq_size.load(std::memory_order_relaxed) > 0 || any_runq_nonempty();
     if (work) {
-      std::lock_guard<std::mutex> lock(sched.lock);
+      std::lock_guard<SchedMutex> lock(sched.lock);
       if (P* p2 = pidleget_locked()) {
         acquirep(m, p2);
         become_spinning(m);
@@ -303,7 +303,7 @@ G* find_runnable(M* m, bool* inherit) {
     }
     if (sched.npwait.load(std::memory_order_relaxed) > 0) {
       // An M with a goroutine on it waits for a P (syscall.cpp reacquire_p).
-      std::lock_guard<std::mutex> lock(sched.lock);
+      std::lock_guard<SchedMutex> lock(sched.lock);
       if (M* w = sched.pwait) {
         sched.pwait = w->schedlink;
         sched.npwait.fetch_sub(1, std::memory_order_relaxed);
@@ -349,13 +349,13 @@ void runq_put(P* p, G* g, bool next) {
 }
 
 void global_put(G* g) {
-  std::lock_guard<std::mutex> lock(sched.lock);
+  std::lock_guard<SchedMutex> lock(sched.lock);
   sched.runq.push_back(g);
   sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
 }
 
 void global_put_batch(GQueue& q) {
-  std::lock_guard<std::mutex> lock(sched.lock);
+  std::lock_guard<SchedMutex> lock(sched.lock);
   sched.runq.append(q);
   sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
 }
@@ -402,7 +402,7 @@ void pidleput_locked(P* p) {
 void startm(P* p, bool spinning) {
   M* m = nullptr;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     if (p == nullptr) {
       p = pidleget_locked();
       if (p == nullptr) return;
@@ -437,7 +437,7 @@ void wakep() {
   if (!sched.nmspinning.compare_exchange_strong(zero, 1)) return;
   P* p;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     p = pidleget_locked();
     if (p == nullptr) {
       sched.needspinning.store(1, std::memory_order_relaxed);
@@ -489,7 +489,7 @@ void wake_netpoller(std::int64_t when) {
 void stop_the_world_wake_all() {
   std::vector<M*> idle;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     sched.stopping.store(true, std::memory_order_seq_cst);
     for (P* p : sched.allp)
       p->leave_fast_path.store(true, std::memory_order_relaxed);

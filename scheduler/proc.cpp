@@ -63,7 +63,7 @@ G* gfree_get(P* p) {
   if (p != nullptr) {
     if (G* g = p->gfree.pop_front()) return g;
   }
-  std::lock_guard<std::mutex> lock(sched.lock);
+  std::lock_guard<SchedMutex> lock(sched.lock);
   GQueue& q = g_free_global;
   if (q.empty()) return nullptr;
   // Refill the local cache with up to 32 (Go's gfget).
@@ -126,7 +126,7 @@ void gfree_put(P* p, G* g) {
   p->gfree.push_front(g);
   if (p->gfree.size >= kLocalFreeMax) {
     GQueue cold = p->gfree.split_after(kLocalFreeMax / 2);
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     g_free_global.append(cold);
   }
 }
@@ -226,7 +226,7 @@ void newm(P* p, bool spinning) {
     // set: teardown snapshots allm under the same lock after setting
     // stopping, so it joins every thread that was ever started (an M running
     // a goroutine at shutdown can still reach here through ready -> wakep).
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     if (!sched.stopping.load(std::memory_order_relaxed)) {
       raw->id = sched.allm.size() + 1;  // M0 is 0
       sched.allm.push_back(std::move(m));
@@ -248,7 +248,7 @@ void newm(P* p, bool spinning) {
   GQueue queued;
   p->runq.drain_to(queued);
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     if (!queued.empty()) {
       sched.runq.append(queued);
       sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
@@ -280,7 +280,7 @@ void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
   g_stacks = new StackPool(sched.default_stack);
   sched.gomaxprocs.store(maxprocs);
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     for (int i = 0; i < maxprocs; ++i) {
       P* p = new P;
       p->id = i;
@@ -298,7 +298,7 @@ void teardown(M* m0) {
   uninstall_preempt_signal();
   std::vector<M*> ms;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     for (auto& m : sched.allm)
       ms.push_back(m.get());
   }

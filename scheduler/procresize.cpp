@@ -83,7 +83,7 @@ bool p_is_doomed(const P* p) {
 void retire_owned_p(M* m) {
   P* p = m->p;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     m->p = nullptr;
     retire_locked(p);
   }
@@ -107,7 +107,7 @@ int resize_procs(int n) {
   int old;
   int started = 0;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     old = sched.gomaxprocs.load();
     if (n == old) return old;
     if (n > old) {

@@ -137,6 +137,35 @@ struct P {
 // before teardown, and the count only grows, so any thread may iterate
 // without a lock and see a prefix of fully constructed Ps. Writers hold
 // sched.lock.
+void lock_word_slow(std::atomic<std::uint32_t>& w) noexcept;  // sync/lock.cpp
+
+// sched.lock: the word lock of sync/lock.hpp without its hog-protocol
+// bookkeeping (sched.lock is taken on g0 and by threads without a P). Its
+// critical sections are short, so it spins a few microseconds before it
+// sleeps on the futex; std::mutex went to the kernel at once under
+// contention, which was a quarter of the spawn benchmark's time (two Ms
+// meeting at the global run queue and the dead-G cache).
+class SchedMutex {
+ public:
+  void lock() noexcept {
+    std::uint32_t free = 0;
+    if (__builtin_expect(w_.compare_exchange_strong(free, 1, std::memory_order_acquire,
+                                                    std::memory_order_relaxed),
+                         1)) {
+      return;
+    }
+    lock_word_slow(w_);
+  }
+  void unlock() noexcept {
+    if (__builtin_expect(w_.exchange(0, std::memory_order_release) == 2, 0)) {
+      futex(&w_, FUTEX_WAKE_PRIVATE, 1, nullptr);
+    }
+  }
+
+ private:
+  std::atomic<std::uint32_t> w_{0};  // 0 free, 1 held, 2 held and maybe sleepers
+};
+
 class AllP {
  public:
   static constexpr int kMax = 1024;
@@ -167,7 +196,7 @@ class AllP {
 };
 
 struct Sched {
-  std::mutex lock;
+  SchedMutex lock;
   GQueue runq;                             // global run queue (lock)
   std::atomic<std::int64_t> runq_size{0};  // mirror of runq.size for lock-free peeks
   P* pidle = nullptr;                      // idle P stack (lock)

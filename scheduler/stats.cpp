@@ -13,7 +13,7 @@ RuntimeStats stats() {
   s.spinning_threads = static_cast<std::uint64_t>(sched.nmspinning.load());
   s.global_runq = static_cast<std::uint64_t>(sched.runq_size.load());
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     s.idle_threads = static_cast<std::uint64_t>(sched.nmidle);
     std::uint64_t live = 1;  // M0
     for (auto& m : sched.allm)

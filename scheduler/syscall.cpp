@@ -166,7 +166,7 @@ M* reacquire_p(M* m) {
       oldp->status.compare_exchange_strong(expect, PStatus::kRunning, std::memory_order_acquire)) {
     p = oldp;
   } else {
-    std::unique_lock<std::mutex> lock(sched.lock);
+    std::unique_lock<SchedMutex> lock(sched.lock);
     if (sched.stopping.load(std::memory_order_relaxed)) {
       lock.unlock();
       exit_syscall();  // shutting down: the ordinary path (goroutines are abandoned)
@@ -232,7 +232,7 @@ void exit_syscall() noexcept {
     // Any idle P.
     P* p = nullptr;
     if (sched.npidle.load(std::memory_order_relaxed) > 0) {
-      std::lock_guard<std::mutex> lock(sched.lock);
+      std::lock_guard<SchedMutex> lock(sched.lock);
       p = pidleget_locked();
     }
     if (p != nullptr) {
@@ -266,7 +266,7 @@ void handoffp(P* p) {
   }
   bool start = false;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     if (sched.runq_size.load(std::memory_order_relaxed) > 0) {
       start = true;
     } else if (sched.npidle.load() == sched.gomaxprocs.load() - 1 && sched.lastpoll.load() != 0 &&

@@ -194,7 +194,7 @@ void loop() {
     if (trace_ms <= 0 && all_idle()) {
       bool sleep = false;
       {
-        std::lock_guard<std::mutex> lock(sched.lock);
+        std::lock_guard<SchedMutex> lock(sched.lock);
         if (all_idle()) {
           g_deep_sleep.store(true, std::memory_order_relaxed);
           sleep = true;
@@ -226,7 +226,7 @@ void print_trace(std::int64_t since_start, bool detail) {
   }
   int nmidle;
   {
-    std::lock_guard<std::mutex> lock(sched.lock);
+    std::lock_guard<SchedMutex> lock(sched.lock);
     nmidle = sched.nmidle;
   }
   std::string line = fmt::format(
