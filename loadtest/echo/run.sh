@@ -34,6 +34,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 run_one() {  # server round
   local name=$1 round=$2 out="$TMP/$1.addr"
+  : >"$out"  # exists before the wait loop reads it
   GOMAXPROCS=1 taskset -c "$SERVER_CPU" ${CMD[$name]} >"$out" 2>/dev/null &
   local pid=$!
   until [[ $(wc -l <"$out") -ge 1 ]]; do sleep 0.05; done
