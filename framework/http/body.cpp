@@ -5,6 +5,7 @@
 
 #include "framework/http/exchange.hpp"
 #include "goro/http/request.hpp"
+#include "scheduler/debug.hpp"
 
 namespace goro::http {
 
@@ -28,6 +29,9 @@ bool next_body_chunk(Exchange& x) {
         break;
       case ParseEvent::kMessageEnd:
         x.body_state = BodyState::kDone;
+        // A handler that asked for its context before reading the body
+        // starts watching for the client's departure now.
+        detail::maybe_start_background_read(x);
         return false;
       case ParseEvent::kError: {
         const int status = x.parser.error().status;
@@ -109,6 +113,19 @@ std::optional<std::uint64_t> BodyReader::content_length() const {
 }
 
 namespace detail {
+
+bool body_finished_without_io(Exchange& x) {
+  if (x.body_state == BodyState::kDone) return true;
+  if (x.body_state != BodyState::kReading || x.head->has_body() || !x.pending.empty()) return false;
+  // No body: the parser reports the message end without taking a byte.
+  ParseResult r = x.parser.parse(x.unread());
+  x.rpos += r.consumed;
+  GORO_CHECK(r.event == ParseEvent::kMessageEnd && r.consumed == 0,
+             "http: a request without a body did not end at its head");
+  if (r.event != ParseEvent::kMessageEnd) return false;
+  x.body_state = BodyState::kDone;
+  return true;
+}
 
 bool drain_body(Exchange& x) {
   if (x.body_state == BodyState::kDone) return true;

@@ -26,6 +26,7 @@
 #include "framework/http/exchange.hpp"
 #include "framework/http/http_metrics.hpp"
 #include "framework/http/status_text.hpp"
+#include "scheduler/debug.hpp"
 
 namespace goro::http::detail {
 
@@ -191,7 +192,10 @@ void serve_one(Exchange& x) {
     http_metrics().record(200, std::chrono::nanoseconds{0});
   } else {
     http_metrics().in_flight.fetch_add(1, std::memory_order_relaxed);
+    x.in_handler = true;
     run_handler(x);
+    x.in_handler = false;
+    stop_background_read(x);
     finish_response(x);
     http_metrics().in_flight.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -239,8 +243,8 @@ Result<void> Exchange::flush_out() {
   return {};
 }
 
-Result<std::size_t> Exchange::read_more() {
-  if (auto r = flush_out(); !r) return r.error();
+void Exchange::reserve_tail() {
+  GORO_CHECK(!bg.active, "http: rbuf moved while the background read owns it");
   if (rpos == rend) {
     rpos = rend = 0;
   } else if (rpos > 0 && rbuf.size() - rend < kMinRead) {
@@ -252,6 +256,12 @@ Result<std::size_t> Exchange::read_more() {
   const std::size_t want = head != nullptr && rbuf.size() < kBodyReadBuffer ? kBodyReadBuffer : 0;
   if (rbuf.size() - rend < kMinRead || rbuf.size() < want)
     rbuf.resize(std::max({rbuf.size() * 2, rend + kMinRead, want}));
+}
+
+Result<std::size_t> Exchange::read_more() {
+  GORO_CHECK(!bg.active, "http: socket read while the background read owns it");
+  if (auto r = flush_out(); !r) return r.error();
+  reserve_tail();
   auto n = conn->read(std::span<char>(rbuf.data() + rend, rbuf.size() - rend));
   if (n) rend += *n;
   return n;

@@ -12,7 +12,9 @@
 // happen only when `pending` is empty. `out` holds response bytes not yet
 // written: responses to pipelined requests accumulate there and go out in one
 // write, before the next blocking read (flush-before-read is the only rule
-// that keeps pipelining from deadlocking).
+// that keeps pipelining from deadlocking). While a background read runs
+// (background_read.hpp), rbuf's tail and the socket's read side are the
+// watcher's: nothing here reads the socket or moves rbuf/rend until it stops.
 #pragma once
 
 #include <chrono>
@@ -23,6 +25,7 @@
 #include <system_error>
 #include <vector>
 
+#include "framework/http/background_read.hpp"
 #include "framework/http/parser.hpp"
 #include "framework/http/router.hpp"
 #include "framework/http/server_state.hpp"
@@ -53,6 +56,10 @@ struct Exchange {
   ConnEntry* e;
   net::Conn* conn;
   RequestParser parser;
+  // rbuf[rpos, rend) is unread. rbuf's storage, rend and the socket's read
+  // side belong to the connection goroutine except while bg.active, when
+  // rbuf[rend, size()) and the read side are the watcher's (it never touches
+  // rend: stop adds what it read).
   std::vector<char> rbuf;
   std::size_t rpos = 0;
   std::size_t rend = 0;
@@ -78,9 +85,12 @@ struct Exchange {
   std::error_code body_error;
   int body_error_status = 0;  // the parser's status when body_error came from it
 
-  // context
+  // context: created by the first Request::context(); the background read
+  // cancels it when the client goes away while the handler runs.
   std::optional<Context> ctx;
   CancelFunc ctx_cancel;
+  bool in_handler = false;  // the handler (with its middleware) is running
+  BackgroundRead bg;
 
   // ---- response ----
   Header header;
@@ -101,7 +111,11 @@ struct Exchange {
   // I/O helpers (conn.cpp).
   Result<void> flush_out();
   // Reads more bytes into rbuf (flushing `out` first). 0: end of stream.
+  // Never while bg.active.
   Result<std::size_t> read_more();
+  // Makes at least kMinRead bytes free after rend (compacting or growing
+  // rbuf): only when no view into rbuf[rpos, rend) is live and !bg.active.
+  void reserve_tail();
 };
 
 // Access for the framework's files to the public classes' private parts.
@@ -122,6 +136,9 @@ void write_simple_response(std::string& out, int status, std::string_view body, 
 // body.cpp: read and drop what the handler left of the body; false if the
 // connection cannot be reused.
 bool drain_body(Exchange& x);
+// body.cpp: true if the request body is over, advancing the parser to the
+// message end when the request has no body (no I/O either way).
+bool body_finished_without_io(Exchange& x);
 // date.cpp: the Date header value, formatted at most once a second per thread.
 std::string_view cached_http_date(char (&buf)[29]);
 

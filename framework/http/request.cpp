@@ -148,6 +148,7 @@ const Context& Request::context() {
     auto [ctx, cancel] = with_cancel(x_->s->base_ctx);
     x_->ctx = std::move(ctx);
     x_->ctx_cancel = std::move(cancel);
+    detail::maybe_start_background_read(*x_);
   }
   return *x_->ctx;
 }

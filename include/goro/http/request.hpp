@@ -17,9 +17,15 @@
 // (Go's rule): a handler that rejects a request without reading its body
 // costs the client no upload.
 //
-// Context: context() is cancelled when the client closes its connection while
-// the handler runs (detected once the body has been read, as Go's background
-// read), or when the server's graceful-shutdown deadline passes.
+// Context: context() is cancelled when the client closes or resets its
+// connection while the handler runs, or when the server's graceful-shutdown
+// deadline passes, and in any case once the handler has returned. The close
+// is watched for from the first context() call, once the request body has
+// been read to its end (at once for a request without a body), as Go's
+// background read: a handler that never asks for its context pays nothing.
+// Bytes of a pipelined next request do not cancel it (they are kept for that
+// request); a client that half-closes (shuts down its sending side) counts as
+// gone, as in Go.
 #pragma once
 
 #include <cstddef>
