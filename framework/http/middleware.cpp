@@ -1,26 +1,47 @@
 // The stock middleware and LogSink (goro/http/middleware.hpp).
 //
-// LogSink: handlers run on Ms that must never wait for a disk or a pipe, so
-// lines go through a bounded in-memory queue to one writer thread. The queue
-// lock is a std::mutex held for a push or a swap, never across I/O; the
-// writer takes the whole queue at once and writes it with one write(2) per
-// batch.
+// LogSink: handlers must never wait for a disk or a pipe, and neither may
+// the M they run on. Lines go into a bounded in-memory queue; a writer
+// goroutine takes the whole queue at once and writes it with one write(2) per
+// batch inside goro::blocking, so a slow descriptor costs a parked thread in a
+// syscall (the P moves on after a sysmon tick), never a P.
+//
+// # The writer's lifecycle
+// No goroutine lives while there is nothing to write: the push that finds no
+// writer running spawns one; the writer loops while the queue has lines and
+// ends when it finds it empty. `writing` (under mu) says a writer is between
+// its spawn and the moment it saw the empty queue, so there is at most one
+// writer, there is one whenever lines are queued, and batches go out in push
+// order. Under load a writer keeps looping and spawns are rare; when idle, a
+// push costs one spawn (a recycled G, no allocation) per batch. mu is a
+// std::mutex held for a push or a swap, never across a park or I/O.
+//
+// # Threads that are not goroutines
+// A push from a plain thread (no goroutine to spawn from) writes the queue
+// itself: a plain thread may block, there is no P to stall.
+//
+// # Rejected
+// - A dedicated std::thread (the first version): a thread per sink for the
+//   process's life, a condition variable per batch, and a second way of
+//   blocking next to the runtime's own.
+// - A long-lived writer goroutine parked on a channel: its life must be tied
+//   to goro::run's, and a sink destroyed outside a goroutine could not stop it.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <condition_variable>
 #include <cstdio>
 #include <ctime>
-#include <deque>
 #include <mutex>
 #include <random>
-#include <thread>
 
 #include "framework/http/exchange.hpp"
 #include "framework/http/http_metrics.hpp"
+#include "goro/detail/park.hpp"
 #include "goro/http/middleware.hpp"
+#include "goro/runtime.hpp"
+#include "goro/sync.hpp"
 
 namespace goro::http {
 
@@ -28,65 +49,93 @@ struct LogSink::Impl {
   int fd;
   std::size_t max_queued;
   std::mutex mu;
-  std::condition_variable cv;
   std::vector<std::string> queue;  // guarded by mu
-  bool stopping = false;           // guarded by mu
+  bool writing = false;            // guarded by mu: a writer is running (see the essay)
   std::atomic<std::uint64_t> dropped{0};
-  std::thread writer;
+  // add(1) by the push that spawns a writer, done() by the writer when it
+  // ends; the destructor waits on it when it runs on a goroutine.
+  WaitGroup writers;
 
-  void run() {
+  // Writes batches until the queue is empty, then clears `writing`.
+  void drain() {
     std::vector<std::string> batch;
     std::string buf;
     for (;;) {
       {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty() && stopping) return;
+        std::lock_guard lock(mu);
+        if (queue.empty()) {
+          writing = false;
+          return;
+        }
         batch.swap(queue);
       }
       buf.clear();
       for (const std::string& line : batch)
         buf.append(line);
       batch.clear();
-      std::size_t off = 0;
-      while (off < buf.size()) {
-        const ssize_t n = ::write(fd, buf.data() + off, buf.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        off += static_cast<std::size_t>(n);
-      }
+      goro::blocking([&] { write_all(buf); });
+    }
+  }
+
+  void write_all(std::string_view buf) const {
+    std::size_t off = 0;
+    while (off < buf.size()) {
+      const ssize_t n = ::write(fd, buf.data() + off, buf.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // a log that cannot be written is dropped, not retried
+      off += static_cast<std::size_t>(n);
     }
   }
 };
 
-LogSink::LogSink(int fd, std::size_t max_queued) : impl_(std::make_unique<Impl>()) {
+LogSink::LogSink(int fd, std::size_t max_queued) : impl_(std::make_shared<Impl>()) {
   impl_->fd = fd;
   impl_->max_queued = max_queued;
-  impl_->writer = std::thread([impl = impl_.get()] { impl->run(); });
 }
 
 LogSink::~LogSink() {
+  if (goro::detail::current_g() != nullptr) {
+    impl_->writers.wait();  // every queued line has been written
+    return;
+  }
+  // A plain thread (after goro::run, say): write what is left here. A writer
+  // goroutine still running keeps impl_ alive through its own reference.
+  bool write_here = false;
   {
     std::lock_guard lock(impl_->mu);
-    impl_->stopping = true;
+    if (!impl_->writing) impl_->writing = write_here = true;
   }
-  impl_->cv.notify_one();
-  impl_->writer.join();
+  if (write_here) impl_->drain();
 }
 
 void LogSink::push(std::string line) {
   line.push_back('\n');
-  bool was_empty;
+  bool start_writer = false;
   {
     std::lock_guard lock(impl_->mu);
     if (impl_->queue.size() >= impl_->max_queued) {
       impl_->dropped.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    was_empty = impl_->queue.empty();
     impl_->queue.push_back(std::move(line));
+    if (!impl_->writing) impl_->writing = start_writer = true;
   }
-  if (was_empty) impl_->cv.notify_one();
+  if (!start_writer) return;
+  if (goro::detail::current_g() == nullptr) {
+    impl_->drain();
+    return;
+  }
+  impl_->writers.add(1);
+  try {
+    goro::go([impl = impl_] {
+      impl->drain();
+      impl->writers.done();  // `impl` (captured) keeps the WaitGroup alive
+    });
+  } catch (...) {
+    // No stack for a writer: write this batch here, through the handoff.
+    impl_->drain();
+    impl_->writers.done();
+  }
 }
 
 std::uint64_t LogSink::dropped() const {

@@ -17,12 +17,18 @@
 namespace goro::http {
 
 // An asynchronous line writer for access logs. Handlers hand it lines; a
-// dedicated OS thread writes them to the descriptor (goro has no
-// goro::blocking yet, and a writer goroutine would stall its M in write(2)).
-// push() takes a std::mutex for a few instructions and never waits for I/O;
-// when the queue holds `max_queued` lines, new lines are dropped and counted
-// (a full disk must not stall request handling). The destructor writes what
-// is queued, then joins the thread.
+// writer goroutine, started when lines are queued and ending when the queue
+// is empty, writes them in batches, each write(2) inside goro::blocking: a
+// slow disk or a full pipe parks a thread in a syscall while its P serves on,
+// and no thread of its own exists. push() takes a std::mutex for a few
+// instructions and never waits for I/O; when the queue holds `max_queued`
+// lines, new lines are dropped and counted (a full disk must not stall
+// request handling). push() from a thread that is not a goroutine writes the
+// queue on that thread.
+// The destructor, on a goroutine, returns once every queued line is written;
+// on a plain thread it writes what is queued unless a writer goroutine is
+// still at it (that one finishes on its own). The descriptor is not closed
+// and must stay open until then.
 class LogSink {
  public:
   explicit LogSink(int fd = 1, std::size_t max_queued = 65536);
@@ -35,7 +41,7 @@ class LogSink {
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared with a running writer goroutine
 };
 
 namespace middleware {
