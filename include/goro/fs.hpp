@@ -129,6 +129,21 @@ class File {
   static Result<File> open(const Path& path, int flags = O_RDONLY, mode_t mode = 0666);
   // Go's os.Create: O_RDWR | O_CREAT | O_TRUNC.
   static Result<File> create(const Path& path, mode_t mode = 0666);
+  // Opens `path` relative to the directory `dir` without ever leaving it (Go
+  // 1.24's os.Root): an absolute path, a ".." that climbs above `dir`, or a
+  // symlink at any step whose target lies outside `dir` fails with
+  // std::errc::cross_device_link (EXDEV); symlinks that stay inside are
+  // followed. /proc "magic links" are refused (ELOOP). `dir` may be opened
+  // with O_PATH. Uses openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS
+  // (Linux 5.6+), where the kernel checks every step atomically. Where
+  // openat2 is missing (ENOSYS, or EPERM from a seccomp filter) it falls back
+  // to realpath(3) of `dir`'s own path (from /proc/self/fd) joined with
+  // `path`, a prefix check, and an open with O_NOFOLLOW: the same refusals,
+  // but a directory renamed or swapped for a symlink between the check and
+  // the open can defeat it (a race an attacker needs write access inside
+  // `dir` to run).
+  static Result<File> open_beneath(const File& dir, const Path& path, int flags = O_RDONLY,
+                                   mode_t mode = 0666);
 
   bool is_open() const { return fd_ >= 0; }
   // The descriptor; owned by the File.
