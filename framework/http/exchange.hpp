@@ -33,6 +33,10 @@
 #include "goro/http/request.hpp"
 #include "goro/http/response.hpp"
 
+namespace goro::fs {
+class File;
+}
+
 namespace goro::http::detail {
 
 // How the response body is delimited, chosen when the head is written.
@@ -133,6 +137,12 @@ void answer_panic(Exchange& x);
 void finish_response(Exchange& x);
 void write_simple_response(std::string& out, int status, std::string_view body, bool close,
                            std::string_view server_name, bool http10 = false);
+// response.cpp: writes the response head (status and a declared
+// Content-Length set by the caller), then `length` bytes of `file` from
+// `offset` straight from the page cache with sendfile(2); HEAD sends the head
+// only. A failed send closes the connection after the handler.
+Result<void> send_file_body(Exchange& x, fs::File& file, std::uint64_t offset,
+                            std::uint64_t length);
 // body.cpp: read and drop what the handler left of the body; false if the
 // connection cannot be reused.
 bool drain_body(Exchange& x);

@@ -23,9 +23,11 @@
 #include <stdexcept>
 
 #include "framework/http/chunked_encoder.hpp"
+#include "framework/http/content_type.hpp"
 #include "framework/http/exchange.hpp"
 #include "framework/http/header_list.hpp"
 #include "framework/http/status_text.hpp"
+#include "goro/fs.hpp"
 #include "goro/http/response.hpp"
 
 namespace goro::http {
@@ -37,26 +39,6 @@ using detail::Framing;
 
 bool body_allowed(int status) {
   return !(status < 200 || status == 204 || status == 304);
-}
-
-// A small subset of Go's DetectContentType: enough to label text, HTML and
-// binary correctly.
-std::string_view sniff_content_type(std::string_view data) {
-  std::string_view head = data.substr(0, 512);
-  std::size_t i = head.find_first_not_of(" \t\r\n");
-  if (i != std::string_view::npos && head[i] == '<') {
-    std::string_view rest = head.substr(i);
-    for (std::string_view tag : {"<!doctype html", "<html", "<head", "<body", "<p", "<div"}) {
-      if (rest.size() >= tag.size() && detail::equal_fold(rest.substr(0, tag.size()), tag))
-        return "text/html; charset=utf-8";
-    }
-  }
-  for (char c : head) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != 0x1b)
-      return "application/octet-stream";
-  }
-  return "text/plain; charset=utf-8";
 }
 
 void append_status_line(std::string& out, bool http10, int status) {
@@ -124,7 +106,7 @@ void commit_head(Exchange& x, bool finishing) {
   if (!x.s->opts.server_name.empty() && !h.has("Server"))
     append_field(out, "Server", x.s->opts.server_name);
   if (body_allowed(x.status) && !h.has("Content-Type") && x.body_buf_len > 0 && !x.is_head_method)
-    append_field(out, "Content-Type", sniff_content_type(x.body_buf));
+    append_field(out, "Content-Type", detail::sniff_content_type(x.body_buf));
   for (const Header::Field& f : h)
     append_field(out, f.name, f.value);
   if (x.framing == Framing::kChunked) append_field(out, "Transfer-Encoding", "chunked");
@@ -299,6 +281,25 @@ void finish_response(Exchange& x) {
       x.framing == Framing::kLength) {
     x.close_after = true;  // the client would wait for bytes that never come
   }
+}
+
+Result<void> send_file_body(Exchange& x, fs::File& file, std::uint64_t offset,
+                            std::uint64_t length) {
+  // No body to send: the head goes out with the handler's end, batched with
+  // other pipelined responses.
+  if (x.is_head_method || length == 0 || !body_allowed(x.status)) return {};
+  ResponseWriter w = ExchangeAccess::make_writer(&x);
+  if (auto r = w.flush(); !r) return r;  // the head, after any pipelined responses before it
+  if (x.declared_length && x.written + length > *x.declared_length)
+    return make_error_code(errc::content_length);
+  auto n = fs::sendfile(*x.conn, file, offset, static_cast<std::size_t>(length));
+  if (!n) {
+    x.write_error = n.error();
+    x.close_after = true;
+    return n.error();
+  }
+  x.written += static_cast<std::size_t>(length);
+  return {};
 }
 
 void write_simple_response(std::string& out, int status, std::string_view body, bool close,

@@ -12,11 +12,11 @@
 // response.hpp (ResponseWriter), handler.hpp (Handler, Middleware, chain,
 // error), router.hpp (Router), server.hpp (Server, ServerOptions),
 // middleware.hpp (access log, recovery, request id, metrics), metrics.hpp
-// (/metrics), json.hpp (write_json). Static files (file_server) wait for
-// goro::fs.
+// (/metrics), json.hpp (write_json), file_server.hpp (static files).
 #pragma once
 
 #include "goro/goro.hpp"  // the runtime: an HTTP program starts with goro::run
+#include "goro/http/file_server.hpp"
 #include "goro/http/handler.hpp"
 #include "goro/http/header.hpp"
 #include "goro/http/json.hpp"

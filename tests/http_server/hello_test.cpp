@@ -1,10 +1,7 @@
 // goro-hello as a child process, driven by real clients: curl, Python's
 // http.client, wrk and raw sockets.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <fstream>
 
 #include "tests/http_server/test_util.hpp"
@@ -15,69 +12,13 @@ using namespace std::chrono_literals;
 using goro_test::Client;
 using goro_test::get;
 
-struct Hello {
-  pid_t pid = -1;
-  std::string addr;
-  int port = 0;
-
-  explicit Hello(std::vector<std::string> extra = {}) {
-    int out[2];
-    if (pipe(out) != 0) return;
-    pid = fork();
-    if (pid == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      close(out[1]);
-      std::vector<std::string> args = {GORO_HELLO_PATH, "--addr", "127.0.0.1:0"};
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (auto& a : args)
-        argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(GORO_HELLO_PATH, argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n')
-      line.push_back(c);
-    close(out[0]);
-    addr = line;
-    if (auto colon = addr.rfind(':'); colon != std::string::npos)
-      port = std::stoi(addr.substr(colon + 1));
-  }
-  ~Hello() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-  // Waits up to `limit` for exit; the exit status, or -1 on timeout.
-  int wait_exit(std::chrono::milliseconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(5ms);
-    }
-    return -1;
-  }
+struct Hello : goro_test::ChildServer {
+  explicit Hello(std::vector<std::string> extra = {})
+      : ChildServer(GORO_HELLO_PATH, std::move(extra)) {}
 };
 
 std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-    out.append(buf, n);
-  pclose(p);
-  return out;
+  return goro_test::run_command(cmd);
 }
 
 TEST(GoroHello, CurlEndpoints) {

@@ -5,11 +5,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <future>
 #include <map>
 #include <mutex>
@@ -233,6 +236,78 @@ class Client {
   bool connected_ = false;
   std::string buf_;
 };
+
+// A server binary as a child process (goro-hello, goro-fileserver): started
+// with `args` plus "--addr 127.0.0.1:0", its first stdout line read as the
+// bound address; SIGKILLed on destruction if still running.
+struct ChildServer {
+  pid_t pid = -1;
+  std::string addr;
+  int port = 0;
+
+  ChildServer(const std::string& binary, std::vector<std::string> args) {
+    int out[2];
+    if (pipe(out) != 0) return;
+    pid = fork();
+    if (pid == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      close(out[1]);
+      std::vector<std::string> all = {binary, "--addr", "127.0.0.1:0"};
+      all.insert(all.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (auto& a : all)
+        argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(binary.c_str(), argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    std::string line;
+    char c;
+    while (read(out[0], &c, 1) == 1 && c != '\n')
+      line.push_back(c);
+    close(out[0]);
+    addr = line;
+    if (auto colon = addr.rfind(':'); colon != std::string::npos)
+      port = std::stoi(addr.substr(colon + 1));
+  }
+  ~ChildServer() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  ChildServer(const ChildServer&) = delete;
+  ChildServer& operator=(const ChildServer&) = delete;
+
+  // Waits up to `limit` for exit; the exit status, or -1 on timeout.
+  int wait_exit(std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return -1;
+  }
+};
+
+// Runs a shell command; its stdout.
+inline std::string run_command(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+    out.append(buf, n);
+  pclose(p);
+  return out;
+}
 
 inline std::string get(std::string_view path, std::string_view extra = "") {
   return std::string("GET ") + std::string(path) + " HTTP/1.1\r\nHost: t\r\n" + std::string(extra) +
