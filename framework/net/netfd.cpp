@@ -2,6 +2,7 @@
 #include "framework/net/netfd.hpp"
 
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,23 @@
 #include "netpoll/netpoll.hpp"
 
 namespace goro::net {
+namespace {
+
+// The socket calls on the data path go through syscall(2) rather than
+// glibc's read/send wrappers: those are pthread cancellation points and
+// bracket every call with enable/disable of asynchronous cancellation
+// (~1.3% of an echo server's CPU in perf). goro never cancels threads.
+ssize_t sys_read(int fd, void* buf, std::size_t n) {
+  return ::syscall(SYS_read, fd, buf, n);
+}
+ssize_t sys_send(int fd, const void* buf, std::size_t n) {
+  return ::syscall(SYS_sendto, fd, buf, n, MSG_NOSIGNAL, nullptr, 0);
+}
+ssize_t sys_sendmsg(int fd, const msghdr* msg) {
+  return ::syscall(SYS_sendmsg, fd, msg, MSG_NOSIGNAL);
+}
+
+}  // namespace
 
 using detail::PollMode;
 
@@ -84,7 +102,7 @@ Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
     } else {
       detail::poll_prepare(pd_, PollMode::kRead);
     }
-    const ssize_t r = ::read(fd_, buf, n);
+    const ssize_t r = sys_read(fd_, buf, n);
     if (r >= 0) {
       // A short read drained the receive queue (see "The read fast path"),
       // unless the peer has shut down: then the next read returns 0 at once.
@@ -108,7 +126,7 @@ Result<std::size_t> NetFd::write_all(const void* buf, std::size_t n) {
   const auto* p = static_cast<const std::byte*>(buf);
   std::size_t done = 0;
   while (done < n) {
-    const ssize_t w = ::send(fd_, p + done, n - done, MSG_NOSIGNAL);
+    const ssize_t w = sys_send(fd_, p + done, n - done);
     if (w >= 0) {
       done += static_cast<std::size_t>(w);
     } else if (errno == EAGAIN) {
@@ -137,7 +155,7 @@ Result<std::size_t> NetFd::writev_all(const iovec* iov, std::size_t count) {
     msghdr msg{};
     msg.msg_iov = &v[first];
     msg.msg_iovlen = std::min<std::size_t>(v.size() - first, IOV_MAX);
-    const ssize_t w = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    const ssize_t w = sys_sendmsg(fd_, &msg);
     if (w < 0) {
       if (errno == EAGAIN) {
         if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) return ec;
