@@ -93,6 +93,19 @@ Result<void> Server::listen() {
   impl_->bound_addr = ln->addr().to_string();
   impl_->listener.emplace(std::move(*ln));
   if (impl_->shutting_down.load()) (void)impl_->listener->close();
+  if (impl_->opts.handle_signals && !impl_->signals) {
+    std::weak_ptr<detail::ServerState> weak = impl_;
+    impl_->signals = std::make_unique<detail::SignalWatch>([weak](int) {
+      std::shared_ptr<detail::ServerState> s = weak.lock();
+      if (!s) return;
+      // First signal: graceful; a second one: now.
+      if (s->shutting_down.load()) {
+        s->begin_shutdown(std::chrono::nanoseconds{0});
+      } else {
+        s->begin_shutdown(s->opts.shutdown_timeout);
+      }
+    });
+  }
   return {};
 }
 
@@ -161,18 +174,6 @@ Result<void> Server::serve() {
   s->base_ctx = base;
   s->cancel_base = cancel;
 
-  std::unique_ptr<detail::SignalWatch> signals;
-  if (s->opts.handle_signals) {
-    signals = std::make_unique<detail::SignalWatch>([s](int) {
-      // First signal: graceful; a second one: now.
-      if (s->shutting_down.load()) {
-        s->begin_shutdown(std::chrono::nanoseconds{0});
-      } else {
-        s->begin_shutdown(s->opts.shutdown_timeout);
-      }
-    });
-  }
-
   accept_loop(s, *ln);
 
   // Graceful drain (see the protocol above).
@@ -209,7 +210,7 @@ Result<void> Server::serve() {
     std::lock_guard lock(s->listener_mu);
     s->listener.reset();
   }
-  signals.reset();
+  s->signals.reset();  // outside listener_mu: its destructor joins the watch thread
   return {};
 }
 

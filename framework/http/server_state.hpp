@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "framework/http/request_head.hpp"
+#include "framework/http/signals.hpp"
 #include "goro/context.hpp"
 #include "goro/http/server.hpp"
 #include "goro/net.hpp"
@@ -63,6 +64,10 @@ struct ServerState {
   // The listener; closed by shutdown() from any thread.
   std::mutex listener_mu;
   std::optional<net::Listener> listener;
+  // SIGTERM/SIGINT watch (opts.handle_signals), installed by listen() so a
+  // signal between "listening" and serve() is a graceful stop, not a kill;
+  // removed when serve() returns. Its callback holds a weak_ptr to us.
+  std::unique_ptr<SignalWatch> signals;
   std::string bound_addr;
 
   // Live connections (registry for shutdown). Lock held only for list edits

@@ -121,6 +121,18 @@ TEST(GoroHello, GracefulShutdownUnderSigterm) {
   EXPECT_LT(exited_after, 2s);
 }
 
+// The signal handlers are installed before the address is printed: a
+// SIGTERM the moment a script has read it stops the server cleanly (it once
+// killed it with status 143, SIGTERM's default action).
+TEST(GoroHello, SigtermRightAfterTheAddressLineExitsZero) {
+  for (int i = 0; i < 5; ++i) {
+    Hello h;
+    ASSERT_GT(h.port, 0);
+    ASSERT_EQ(kill(h.pid, SIGTERM), 0);
+    EXPECT_EQ(h.wait_exit(3000ms), 0) << "round " << i;
+  }
+}
+
 TEST(GoroHello, WrkSmokeHasNoErrors) {
   if (run("command -v wrk").empty()) GTEST_SKIP() << "wrk not installed";
   Hello h;
