@@ -59,7 +59,8 @@ struct G {
   std::int64_t park_time = 0;  // nanotime() when it parked (dumps)
   // The blocking call it is in (kSyscall) for sysmon's reports; owner-written
   // before the P is released, read by sysmon after its CAS on P::status.
-  const char* syscall_what = nullptr;
+  // Read by sysmon's handoff report while the owner sets and clears it.
+  std::atomic<const char*> syscall_what{nullptr};
   std::int64_t syscall_since = 0;
   G* alllink = nullptr;  // all Gs ever allocated (sched.allg), for dumps and teardown
 };

@@ -58,7 +58,7 @@ bool g_sigurg_installed = false;
 // Runs on m's thread, in goroutine context or in its signal handler.
 inline void detach_p(M* m, G* g, const char* what) {
   P* p = m->p;
-  g->syscall_what = what;
+  g->syscall_what.store(what, std::memory_order_relaxed);
   p->syscalltick.store(p->syscalltick.load(std::memory_order_relaxed) + 1,
                        std::memory_order_relaxed);
   m->oldp = p;
@@ -191,7 +191,7 @@ M* reacquire_p(M* m) {
   m->oldp = nullptr;
   if (p->m != nullptr && p == oldp) p->m = nullptr;
   acquirep(m, p);
-  g->syscall_what = nullptr;
+  g->syscall_what.store(nullptr, std::memory_order_relaxed);
   p->running_g.store(g, std::memory_order_release);
   return m;
 }
@@ -220,7 +220,7 @@ void exit_syscall() noexcept {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   P* oldp = m->oldp;
   m->oldp = nullptr;
-  g->syscall_what = nullptr;
+  g->syscall_what.store(nullptr, std::memory_order_relaxed);
   // Fast path: our P is still waiting for us.
   PStatus expect = PStatus::kSyscall;
   if (oldp != nullptr &&

@@ -65,13 +65,14 @@ void report_handoff(G* g, std::int64_t since, std::int64_t now, bool hog) {
     return;
   }
   last_report = now;
+  const char* what = g->syscall_what.load(std::memory_order_relaxed);
   const double ms = static_cast<double>(now - since) / 1e6;
   std::string line = fmt::format(
       "goro: sysmon: goroutine {} (spawned at {}:{}) has been {} for {:.1f} ms; its P was handed "
       "to another thread",
       g->id, g->spawned_at.file_name(), g->spawned_at.line(),
       hog ? "running without a scheduling point"
-          : fmt::format("in a blocking call ({})", g->syscall_what ? g->syscall_what : "?"),
+          : fmt::format("in a blocking call ({})", what != nullptr ? what : "?"),
       ms);
   if (suppressed != 0) line += fmt::format(" (+{} similar since the last report)", suppressed);
   suppressed = 0;
