@@ -20,7 +20,7 @@ Result<void> split_host_port(std::string_view address, std::string& host, std::s
 // Resolves host and port for `net` (kTcp: both families, in the resolver's
 // order). An empty host means every interface when `passive` (listen), the
 // loopback interface otherwise (dial), as Go. Numeric hosts and ports never
-// leave the calling goroutine; names go to the resolver threads.
+// leave the calling goroutine; names are looked up with getaddrinfo inside goro::blocking.
 Result<std::vector<Addr>> resolve(Network net, const std::string& host, const std::string& port,
                                   bool passive);
 

@@ -315,10 +315,20 @@ TEST(NetUnix, EchoOverUnixSocket) {
   EXPECT_NE(access(path.c_str(), F_OK), 0) << "the socket file should be removed on close";
 }
 
+// A name that cannot be resolved here (.invalid is reserved; no network) is
+// an error from getaddrinfo inside goro::blocking, not a hang or a crash.
+TEST(NetDial, UnresolvableNameIsAnError) {
+  goro::run([] {
+    auto c = goro::net::dial("tcp", "no-such-host.invalid:80", 2s);
+    ASSERT_FALSE(c);
+    EXPECT_FALSE(c.error().message().empty());
+  });
+}
+
 TEST(NetDial, ResolvesNamesAndReportsRefusal) {
   with_echo_server([](Listener& ln) {
     const std::string port = std::to_string(ln.addr().port());
-    auto c = goro::net::dial("tcp", "localhost:" + port, 2s);  // resolver thread
+    auto c = goro::net::dial("tcp", "localhost:" + port, 2s);  // getaddrinfo in goro::blocking
     ASSERT_TRUE(c) << c.error().message();
     ASSERT_TRUE(c->write("via name"));
     char buf[8];
