@@ -67,7 +67,7 @@ G* GQueue::pop_front() {
   return g;
 }
 
-bool RunQueue::put(G* g, bool next, GQueue* spill) {
+bool RunQueue::put_general(G* g, bool next, GQueue* spill) {
   if (next) {
     // Only the owner stores non-null, so the exchange cannot lose a G that a
     // thief is about to take: a thief's CAS to null on the old value either
@@ -116,28 +116,6 @@ bool RunQueue::put_slow(G* g, std::uint32_t h, std::uint32_t t, GQueue* spill) {
     spill->push_back(batch[i]);
   spill->push_back(g);
   return true;
-}
-
-G* RunQueue::get(bool* inherit) {
-  // runnext first. A failed CAS means a thief took it; do not retry (only the
-  // owner sets it non-null, so it cannot have become non-null again).
-  G* next = runnext_.load(std::memory_order_relaxed);
-  if (next != nullptr &&
-      runnext_.compare_exchange_strong(next, nullptr, std::memory_order_acq_rel)) {
-    *inherit = true;
-    return next;
-  }
-  *inherit = false;
-  for (;;) {
-    std::uint32_t h = head_.load(std::memory_order_acquire);
-    std::uint32_t t = tail_.load(std::memory_order_relaxed);
-    if (h == t) return nullptr;
-    G* g = slots_[h % kSize].load(std::memory_order_relaxed);
-    if (head_.compare_exchange_weak(h, h + 1, std::memory_order_release,
-                                    std::memory_order_relaxed)) {
-      return g;
-    }
-  }
 }
 
 void RunQueue::put_batch(GQueue& q) {

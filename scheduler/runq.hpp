@@ -51,10 +51,40 @@ class RunQueue {
   // tail) or at the tail. On a full ring, moves half of it plus g to `spill`
   // (Go's runqputslow: 129 Gs) and returns true; the caller must hand the
   // spill to the global queue.
-  bool put(G* g, bool next, GQueue* spill);
+  bool put(G* g, bool next, GQueue* spill) {
+    // Inline fast path (see put_general): an empty runnext is written by
+    // nobody but its owner, so a plain release store fills it.
+    if (next && runnext_.load(std::memory_order_relaxed) == nullptr) {
+      runnext_.store(g, std::memory_order_release);
+      return false;
+    }
+    return put_general(g, next, spill);
+  }
   // Owner only. runnext first, then the head of the ring. *inherit is set when
-  // the G came from runnext (it shares the current time slice).
-  G* get(bool* inherit);
+  // the G came from runnext (it shares the current time slice). Inline: it
+  // runs on every switch.
+  G* get(bool* inherit) {
+    // runnext first. A failed CAS means a thief took it; do not retry (only the
+    // owner sets it non-null, so it cannot have become non-null again).
+    G* next = runnext_.load(std::memory_order_relaxed);
+    if (next != nullptr &&
+        runnext_.compare_exchange_strong(next, nullptr, std::memory_order_acq_rel)) {
+      *inherit = true;
+      return next;
+    }
+    *inherit = false;
+    for (;;) {
+      std::uint32_t h = head_.load(std::memory_order_acquire);
+      std::uint32_t t = tail_.load(std::memory_order_relaxed);
+      if (h == t) return nullptr;
+      G* g = slots_[h % kSize].load(std::memory_order_relaxed);
+      if (head_.compare_exchange_weak(h, h + 1, std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+        return g;
+      }
+    }
+  }
+
   // Owner only. Puts as many of q's Gs as fit at the tail; the rest stay in q.
   void put_batch(GQueue& q);
   // Thief: moves the larger half of victim's ring into this (empty) ring and
@@ -71,6 +101,7 @@ class RunQueue {
  private:
   std::uint32_t grab(RunQueue& victim, std::uint32_t dst_tail, bool steal_runnext,
                      bool victim_running);
+  bool put_general(G* g, bool next, GQueue* spill);
   bool put_slow(G* g, std::uint32_t h, std::uint32_t t, GQueue* spill);
 
   alignas(64) std::atomic<std::uint32_t> head_{0};

@@ -85,13 +85,6 @@ inline void entry_checks(bool block) {
 
 }  // namespace
 
-void chan_lock(ChanCore* c) noexcept {
-  lock_word_acquire(c->lock_word);
-}
-void chan_unlock(ChanCore* c) noexcept {
-  lock_word_release(c->lock_word);
-}
-
 void chan_send_to_waiter(ChanCore* c, Waiter* w, void* src) noexcept {
   c->ops->to_result(w->elem, src);
   w->success = true;

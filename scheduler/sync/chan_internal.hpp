@@ -3,11 +3,17 @@
 #pragma once
 
 #include "goro/chan.hpp"
+#include "scheduler/sync/lock.hpp"
 
 namespace goro::detail {
 
-void chan_lock(ChanCore* c) noexcept;
-void chan_unlock(ChanCore* c) noexcept;
+// Inline: a channel round trip takes four of each.
+inline void chan_lock(ChanCore* c) noexcept {
+  lock_word_acquire(c->lock_word);
+}
+inline void chan_unlock(ChanCore* c) noexcept {
+  lock_word_release(c->lock_word);
+}
 
 inline unsigned char* chan_slot(ChanCore* c, std::size_t i) noexcept {
   return c->buf + i * c->ops->size;
