@@ -163,16 +163,12 @@ TEST(GoroFileServer, ConfigurationErrorsAndSigterm) {
   Site site;
   FileServerApp app({"--root", site.www().string()});
   ASSERT_GT(app.port, 0);
-  // One answered request: serve() has installed its SIGTERM handling (the
-  // address line is printed after listen(), a moment before serve()).
+  // One answered request first: the server is fully up.
   EXPECT_EQ(run_command("curl -s http://" + app.addr + "/hello.txt"), "hello world\n");
   ASSERT_EQ(kill(app.pid, SIGTERM), 0);
 #if defined(GORO_TSAN)
-  // ThreadSanitizer defers an asynchronous signal that lands on a thread
-  // outside its interceptors (an idle M asleep in a raw futex call) until
-  // that thread next enters one; an idle server never wakes that thread.
-  // Connection attempts wake the runtime's threads so the signal gets
-  // handled. (Release builds run the handler at once: see hello_test.)
+  // The signal may sit on a parked goroutine's TSan fiber (test_util.hpp):
+  // connection attempts run the accept goroutine until the server exits.
   int status = -1;
   for (int i = 0; i < 60 && status == -1; ++i) {
     Client poke(app.port, 100ms);

@@ -95,6 +95,7 @@ TEST(GoroHello, ChunkedUpload50MiBThroughEcho) {
 }
 
 TEST(GoroHello, GracefulShutdownUnderSigterm) {
+  GORO_SKIP_SIGNAL_TIMING_UNDER_TSAN();
   Hello h;
   ASSERT_GT(h.port, 0);
   constexpr int kRequests = 50;
@@ -125,6 +126,7 @@ TEST(GoroHello, GracefulShutdownUnderSigterm) {
 // SIGTERM the moment a script has read it stops the server cleanly (it once
 // killed it with status 143, SIGTERM's default action).
 TEST(GoroHello, SigtermRightAfterTheAddressLineExitsZero) {
+  GORO_SKIP_SIGNAL_TIMING_UNDER_TSAN();
   for (int i = 0; i < 5; ++i) {
     Hello h;
     ASSERT_GT(h.port, 0);
