@@ -22,6 +22,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <system_error>
 
@@ -33,6 +34,7 @@
 
 #if defined(GORO_ASAN)
 #include <sanitizer/asan_interface.h>
+#include <sanitizer/lsan_interface.h>
 #endif
 
 namespace goro::detail {
@@ -293,6 +295,29 @@ void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
   sched.lastpoll.store(nanotime());
 }
 
+#if defined(GORO_ASAN)
+// A goroutine still parked when main_fn returns is abandoned, as a Go
+// program's are at exit; its stack is unmapped below. What only that stack
+// referenced (an open connection's state, say) is not a leak the program
+// made, so LeakSanitizer is told to treat it as reachable: every word of the
+// used part of the stack that points into a heap object marks that object
+// (and what it references) ignored. Words that are not heap pointers are
+// skipped by LSan.
+void lsan_ignore_abandoned(G* g) {
+  const GStatus st = g->status.load(std::memory_order_relaxed);
+  if (st == GStatus::kIdle || st == GStatus::kDead || g->stack.lo == nullptr) return;
+  if (g->task_storage != nullptr) __lsan_ignore_object(g->task_storage);
+  auto* from = static_cast<char*>(g->ctx.sp);
+  if (from < g->stack.lo || from >= g->stack.hi()) return;  // running (not switched out)
+  __asan_unpoison_memory_region(from, static_cast<std::size_t>(g->stack.hi() - from));
+  for (char* at = from; at + sizeof(void*) <= g->stack.hi(); at += sizeof(void*)) {
+    void* word;
+    std::memcpy(&word, at, sizeof word);
+    __lsan_ignore_object(word);
+  }
+}
+#endif
+
 void teardown(M* m0) {
   sysmon_stop();
   uninstall_preempt_signal();
@@ -312,6 +337,9 @@ void teardown(M* m0) {
   sched.poller = nullptr;
   for (G* g = sched.allg; g != nullptr;) {
     G* next = g->alllink;
+#if defined(GORO_ASAN)
+    lsan_ignore_abandoned(g);
+#endif
     if (g->stack.lo != nullptr) stack_pool().release(g->stack);
 #if defined(GORO_TSAN)
     __tsan_destroy_fiber(g->ctx.tsan_fiber);
