@@ -9,17 +9,19 @@
 //   GET  /metrics     Prometheus text format
 //
 // Configuration (goro::config: defaults < TOML file < env < flags; --help,
-// --print-config): addr (also PORT), maxprocs, timeouts, limits, access_log.
-// The first stdout line is the bound address ("127.0.0.1:8080"), flushed,
-// so scripts can start it on port 0 and read where it listens.
-// SIGTERM/SIGINT shut down gracefully; the process then exits 0.
+// --print-config): the HTTP apps' shared settings (addr, also PORT; maxprocs,
+// timeouts, max_connections, access_log: apps/common/http_app.hpp), then
+// read_timeout, max_header_bytes, max_body_bytes and max_delay. The first
+// stdout line is the bound address ("127.0.0.1:8080"), flushed, so scripts
+// can start it on port 0 and read where it listens. SIGTERM/SIGINT shut down
+// gracefully; the process then exits 0.
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <string>
 
+#include "apps/common/http_app.hpp"
 #include "goro/config.hpp"
 #include "goro/goro.hpp"
 #include "goro/http.hpp"
@@ -29,19 +31,13 @@ namespace {
 using namespace std::chrono_literals;
 namespace http = goro::http;
 
+// goro-hello's settings: the shared server ones (apps/common/http_app.hpp)
+// and the limits and endpoint bound only this app exposes.
 struct Settings {
-  goro::config::Address addr{"127.0.0.1", 8080};
-  int maxprocs = 0;
-  std::string server_name = "goro";
-  std::chrono::milliseconds read_header_timeout = 10s;
+  goro_apps::ServerSettings server{8080};
   std::chrono::milliseconds read_timeout = 0s;
-  std::chrono::milliseconds write_timeout = 0s;
-  std::chrono::milliseconds idle_timeout = 120s;
-  std::chrono::milliseconds shutdown_timeout = 30s;
   goro::config::Size max_header_bytes{1 << 20};
   goro::config::Size max_body_bytes{10 << 20};
-  int max_connections = 10000;
-  bool access_log = false;
   std::chrono::milliseconds max_delay = 60s;
 };
 
@@ -107,64 +103,27 @@ http::Router routes(const std::shared_ptr<http::Server*>& server,
 int main(int argc, char** argv) {
   Settings s;
   goro::config::Config cfg("goro-hello", "An HTTP hello server on goro (the README's main job).");
-  cfg.add("addr", &s.addr, "listen address (host:port; port 0 picks one)").env("PORT");
-  cfg.add("maxprocs", &s.maxprocs, "number of Ps; 0: GOMAXPROCS or the CPU/cgroup limit");
-  cfg.add("server_name", &s.server_name, "Server header; empty for none");
-  cfg.add("read_header_timeout", &s.read_header_timeout, "time to read a request head");
+  goro_apps::add_server_settings(cfg, &s.server);
   cfg.add("read_timeout", &s.read_timeout, "time to read a whole request; 0: none");
-  cfg.add("write_timeout", &s.write_timeout, "time from request head to response end; 0: none");
-  cfg.add("idle_timeout", &s.idle_timeout, "keep-alive wait for the next request");
-  cfg.add("shutdown_timeout", &s.shutdown_timeout, "graceful shutdown deadline");
   cfg.add("max_header_bytes", &s.max_header_bytes, "request head limit (431 beyond)");
   cfg.add("max_body_bytes", &s.max_body_bytes, "request body limit (413 beyond)");
-  cfg.add("max_connections", &s.max_connections,
-          "open connections; beyond: 503 and close; 0: no limit");
-  cfg.add("access_log", &s.access_log, "log every request to stdout");
   cfg.add("max_delay", &s.max_delay, "largest /delay?ms= accepted");
   if (auto exit_code = cfg.parse(argc, argv)) return *exit_code;
 
-  goro::Options ropts;
-  ropts.maxprocs = s.maxprocs;
   return goro::run(
       [&]() -> int {
         auto server_ref = std::make_shared<http::Server*>(nullptr);
-        std::shared_ptr<http::LogSink> log;
-        http::Handler handler = routes(server_ref, s.max_delay);
-        if (s.access_log) {
-          log = std::make_shared<http::LogSink>(1);
-          handler = http::chain(handler,
-                                {http::middleware::request_id(), http::middleware::access_log(log),
-                                 http::middleware::metrics(), http::middleware::recover(log)});
-        } else {
-          handler =
-              http::chain(handler, {http::middleware::metrics(), http::middleware::recover()});
-        }
-        http::ServerOptions o;
-        o.addr = s.addr.str();
-        o.server_name = s.server_name;
-        o.read_header_timeout = s.read_header_timeout;
+        http::ServerOptions o = goro_apps::server_options(s.server);
         o.read_timeout = s.read_timeout;
-        o.write_timeout = s.write_timeout;
-        o.idle_timeout = s.idle_timeout;
-        o.shutdown_timeout = s.shutdown_timeout;
         o.max_header_bytes = static_cast<std::size_t>(s.max_header_bytes.bytes);
         o.max_body_bytes = s.max_body_bytes.bytes;
-        o.max_connections = static_cast<std::size_t>(std::max(0, s.max_connections));
-        http::Server srv(std::move(o), handler);
+        http::Server srv(std::move(o),
+                         goro_apps::with_middleware(routes(server_ref, s.max_delay), s.server,
+                                                    {.metrics = true, .request_ids = true}));
         *server_ref = &srv;
-        if (auto r = srv.listen(); !r) {
-          fmt::print(stderr, "goro-hello: listen {}: {}\n", s.addr.str(), r.error().message());
-          return 1;
-        }
-        fmt::print("{}\n", srv.addr());
-        std::fflush(stdout);
-        auto r = srv.serve();
+        const int exit_code = goro_apps::listen_and_serve("goro-hello", srv);
         *server_ref = nullptr;
-        if (!r) {
-          fmt::print(stderr, "goro-hello: serve: {}\n", r.error().message());
-          return 1;
-        }
-        return 0;
+        return exit_code;
       },
-      ropts);
+      goro_apps::runtime_options(s.server));
 }
