@@ -69,18 +69,11 @@ G* GQueue::pop_front() {
 
 bool RunQueue::put_general(G* g, bool next, GQueue* spill) {
   if (next) {
-    // Only the owner stores non-null, so the exchange cannot lose a G that a
-    // thief is about to take: a thief's CAS to null on the old value either
-    // happened (we get null back) or fails after our exchange.
-    // And when runnext is empty no thief can touch it (they only CAS a
-    // non-null value they read), so a plain release store does: a locked
-    // exchange was 10% of a channel ping-pong, where runnext is always empty.
-    G* old = runnext_.load(std::memory_order_relaxed);
-    if (old == nullptr) {
-      runnext_.store(g, std::memory_order_release);
-      return false;
-    }
-    old = runnext_.exchange(g, std::memory_order_acq_rel);
+    // Reached when put()'s inline check saw runnext occupied. Only the owner
+    // stores non-null, so the exchange cannot lose a G that a thief is about
+    // to take: a thief's CAS to null on the old value either happened (we
+    // get null back) or fails after our exchange.
+    G* old = runnext_.exchange(g, std::memory_order_acq_rel);
     if (old == nullptr) return false;
     g = old;  // the displaced G goes to the tail
   }
