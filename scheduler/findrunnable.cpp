@@ -61,23 +61,23 @@ void become_spinning(M* m) {
 // Global queue get, sched.lock held (Go's globrunqget): the first G to run,
 // and up to n-1 more moved onto p's local queue.
 G* global_get_locked(P* p, std::int64_t max) {
-  std::int64_t size = sched.runq.size;
+  std::int64_t size = sched.runq.size();
   if (size == 0) return nullptr;
   std::int64_t n = std::min<std::int64_t>(size, size / sched.gomaxprocs.load() + 1);
   n = std::min<std::int64_t>(n, RunQueue::kSize / 2);
   if (max > 0) n = std::min(n, max);
   G* g = sched.runq.pop_front();
-  GQueue batch;
+  // Pointers only: the Gs are not touched here (see GFifo).
+  G* batch[RunQueue::kSize / 2] = {};
+  std::uint32_t nb = 0;
   for (std::int64_t i = 1; i < n; ++i)
-    batch.push_back(sched.runq.pop_front());
-  sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+    batch[nb++] = sched.runq.pop_front();
+  const std::uint32_t placed = p->runq.put_array(batch, nb);
+  // put_array only fails to place Gs if the ring is nearly full; give them back.
+  for (std::uint32_t i = nb; i > placed; --i)
+    sched.runq.push_front(batch[i - 1]);
+  sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
   sched.global_takes.fetch_add(1, std::memory_order_relaxed);
-  p->runq.put_batch(batch);
-  // put_batch only fails to place Gs if the ring is nearly full; give them back.
-  while (G* back = batch.pop_front()) {
-    sched.runq.push_front(back);
-  }
-  sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
   return g;
 }
 
@@ -344,20 +344,25 @@ void reset_spinning(M* m) {
 
 void runq_put(P* p, G* g, bool next) {
   GORO_CHECK(p->m == current_m(), "sched: runq_put on a P this M does not own");
-  GQueue spill;
-  if (p->runq.put(g, next, &spill)) global_put_batch(spill);
+  RunQueue::Spill spill;
+  if (p->runq.put(g, next, &spill)) {
+    std::lock_guard<SchedMutex> lock(sched.lock);
+    for (std::uint32_t i = 0; i < spill.n; ++i)
+      sched.runq.push_back(spill.g[i]);
+    sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
+  }
 }
 
 void global_put(G* g) {
   std::lock_guard<SchedMutex> lock(sched.lock);
   sched.runq.push_back(g);
-  sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+  sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
 }
 
 void global_put_batch(GQueue& q) {
   std::lock_guard<SchedMutex> lock(sched.lock);
   sched.runq.append(q);
-  sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+  sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
 }
 
 void acquirep(M* m, P* p) {

@@ -43,9 +43,17 @@ struct G {
   // Intrusive link for GQueue (global queue, batches, free lists). Owned by
   // whoever holds the queue the G is in.
   G* schedlink = nullptr;
-  // The body, constructed at the top of the stack (see spawn.hpp).
+  // The body: constructed in task_buf when it fits (the G has no stack until
+  // it first runs: proc.cpp "Late stack binding"), else at the top of the
+  // stack, bound at spawn, else on the heap (see spawn.hpp).
   const TaskVTable* task = nullptr;
   void* task_storage = nullptr;
+  static constexpr std::size_t kInlineTask = 64;
+  static constexpr std::size_t kInlineTaskAlign = 16;
+  alignas(kInlineTaskAlign) unsigned char task_buf[kInlineTask];
+  // The G holds a stack credit (stack.hpp "Stack credits"): from its spawn
+  // until its default-size stack is freed. Owner-written.
+  bool stack_credit = false;
   std::source_location spawned_at;
   // Migrating thread state: saved when the G switches out, restored when it
   // switches in (see runtime.hpp "Thread-local state").

@@ -12,19 +12,38 @@
 // scheduling point keeps its M, and goro::run waits for it.
 //
 // ## G recycling
-// A dead G keeps its stack and goes on its P's free list (up to 64; beyond
-// that half move to a global list), so a spawn usually costs no mmap, no
-// malloc and no lock. Gs are never freed before teardown: sched.allg lists
-// every G ever made, for dumps and for teardown.
+// A dead G goes on its P's free list (up to 64; beyond that half move to a
+// global list), so a spawn usually costs no malloc and no lock. Gs are never
+// freed before teardown: sched.allg lists every G ever made, for dumps and
+// for teardown.
+//
+// ## Late stack binding
+// A goroutine whose callable fits in G::task_buf (64 bytes: a few pointers, a
+// Conn, a shared_ptr) gets no stack at spawn; mark_running binds one just
+// before its first switch-in (bind_stack), from its P's stack cache, else the
+// pool. A dead goroutine's stack goes back to the cache of the P it died on.
+// Two things follow. Goroutines queued but not started cost a G each, not a
+// stack each: a burst of a million spawns does not fault in a million stack
+// pages. And a goroutine that starts right after another one ended on the
+// same P runs on that one's stack, whose top lines are still in this core's
+// cache, instead of on a stack last touched by the core that spawned it.
+// (Go binds the stack at spawn: its spawn+complete and skynet costs are
+// dominated by faulting and moving stacks between cores.) The spawn still
+// fails at the call site when stack memory runs out: it takes a stack credit
+// (stack.hpp "Stack credits"), which guarantees that binding cannot fail.
+// Larger callables are built at the top of a stack bound at spawn, as are
+// goroutines with a non-default stack size (their own mapping).
 #include <fmt/core.h>
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
+#include <vector>
 
 #include "config/maxprocs/maxprocs.hpp"
 #include "goro/runtime.hpp"
@@ -41,13 +60,16 @@ namespace goro::detail {
 namespace {
 
 constexpr std::size_t kDefaultStack = 64 * 1024;
-constexpr std::int64_t kLocalFreeMax = 64;
+// Stack credits move between a P and the pool in batches of kCreditBatch; a
+// P keeps at most kCreditMax.
+constexpr std::int64_t kCreditBatch = 64;
+constexpr std::int64_t kCreditMax = 2 * kCreditBatch;
 
 StackPool* g_stacks = nullptr;
 std::atomic<bool> g_running{false};
 
 // Dead Gs beyond the per-P caches (sched.lock).
-GQueue g_free_global;
+std::vector<G*> g_free_global;
 
 std::size_t resolve_stack_size(std::size_t requested) {
   if (requested != 0) return requested;
@@ -63,16 +85,23 @@ std::size_t resolve_stack_size(std::size_t requested) {
 
 G* gfree_get(P* p) {
   if (p != nullptr) {
-    if (G* g = p->gfree.pop_front()) return g;
+    const int n = p->ngfree.load(std::memory_order_relaxed);
+    if (n > 0) {
+      p->ngfree.store(n - 1, std::memory_order_relaxed);
+      return p->gfree[n - 1];
+    }
   }
   std::lock_guard<SchedMutex> lock(sched.lock);
-  GQueue& q = g_free_global;
+  std::vector<G*>& q = g_free_global;
   if (q.empty()) return nullptr;
-  // Refill the local cache with up to 32 (Go's gfget).
-  G* g = q.pop_front();
+  G* g = q.back();
+  q.pop_back();
   if (p != nullptr) {
-    for (int i = 0; i < 32 && !q.empty(); ++i)
-      p->gfree.push_back(q.pop_front());
+    // Refill the local cache with up to 32 (Go's gfget): pointers only.
+    const int k = static_cast<int>(std::min<std::size_t>(q.size(), P::kGFreeMax / 2));
+    std::memcpy(p->gfree, q.data() + (q.size() - static_cast<std::size_t>(k)), sizeof(G*) * k);
+    q.resize(q.size() - static_cast<std::size_t>(k));
+    p->ngfree.store(k, std::memory_order_relaxed);
   }
   return g;
 }
@@ -81,6 +110,36 @@ void attach_stack(G* g, const Stack& s) {
   g->stack = s;
   g->ctx.stack_bottom = s.lo;
   g->ctx.stack_size = s.size;
+}
+
+// Keeps P::nstack_cache <= P::stack_credits (stack.hpp "Stack credits").
+void trim_stack_cache(P* p) {
+  while (p->nstack_cache > p->stack_credits)
+    stack_pool().release(p->stack_cache[--p->nstack_cache]);
+}
+
+// Takes a stack credit for a goroutine spawned on p; false (errno set) when
+// the pool cannot map the arenas to back it.
+bool take_credit(P* p) {
+  if (p == nullptr) return stack_pool().grant_credits(1);
+  if (p->stack_credits == 0) {
+    if (!stack_pool().grant_credits(kCreditBatch)) return false;
+    p->stack_credits = kCreditBatch;
+  }
+  --p->stack_credits;
+  trim_stack_cache(p);
+  return true;
+}
+
+// A default-size stack for a credit holder on p: the most recently freed one
+// in p's cache, else one from the pool, which the credit guarantees.
+Stack take_stack(P* p) {
+  if (p != nullptr && p->nstack_cache > 0) return p->stack_cache[--p->nstack_cache];
+  Stack s;
+  if (!stack_pool().allocate(sched.default_stack, &s)) {
+    fatal("sched: no stack for a goroutine holding a stack credit (pool accounting broken)");
+  }
+  return s;
 }
 
 void m_start(M* m) {
@@ -104,33 +163,80 @@ StackPool& stack_pool() {
 }
 
 void gfree_spill_locked(P* p) {
-  g_free_global.append(p->gfree);
+  const int n = p->ngfree.load(std::memory_order_relaxed);
+  g_free_global.insert(g_free_global.end(), p->gfree, p->gfree + n);
+  p->ngfree.store(0, std::memory_order_relaxed);
+}
+
+void bind_stack(P* p, G* g) {
+  attach_stack(g, take_stack(p));
+  g->ctx.sp = ctx_make(g->stack.hi(), &g_main);
+}
+
+void stack_cache_flush(P* p) {
+  while (p->nstack_cache > 0)
+    stack_pool().release(p->stack_cache[--p->nstack_cache]);
+  if (p->stack_credits > 0) stack_pool().return_credits(p->stack_credits);
+  p->stack_credits = 0;
 }
 
 void gfree_put(P* p, G* g) {
-#if defined(GORO_ASAN)
-  // The dead goroutine's last frames never returned (exit switches away), so
-  // their redzones are still poisoned; the next goroutine on this stack must
-  // start clean.
-  if (g->stack.lo != nullptr) __asan_unpoison_memory_region(g->stack.lo, g->stack.size);
-#endif
   g->task = nullptr;
   g->task_storage = nullptr;
   g->wait_reason = WaitReason::kNone;
   g->status.store(GStatus::kIdle, std::memory_order_relaxed);
-  if (!g->stack.pooled && g->stack.lo != nullptr) {
-    // Odd-sized stacks are not cached: give the memory back now.
-    stack_pool().release(g->stack);
+  g->ctx.sp = nullptr;
+  if (g->stack_credit) {
+    g->stack_credit = false;
+    if (p != nullptr) {
+      ++p->stack_credits;
+    } else {
+      stack_pool().return_credits(1);
+    }
+  }
+  if (g->stack.lo != nullptr) {
+#if defined(GORO_ASAN)
+    // The dead goroutine's last frames never returned (exit switches away), so
+    // their redzones are still poisoned; the next goroutine on this stack must
+    // start clean.
+    __asan_unpoison_memory_region(g->stack.lo, g->stack.size);
+#endif
+    // Default-size stacks go to this P's cache (LIFO: the next goroutine to
+    // start here runs on it while it is still in this core's cache); the
+    // cache is bounded by its size and by the P's credits. The rest, and
+    // odd-sized stacks (their own mapping), go back to the pool.
+    if (p != nullptr && g->stack.pooled && p->nstack_cache < P::kStackCache &&
+        p->nstack_cache < p->stack_credits) {
+      p->stack_cache[p->nstack_cache++] = g->stack;
+    } else {
+      stack_pool().release(g->stack);
+    }
     attach_stack(g, Stack{});
   }
-  // LIFO: the G freed last (its struct and stack top still in cache) is the
-  // next one reused. Past 64, the 32 coldest go to the global cache.
-  p->gfree.push_front(g);
-  if (p->gfree.size >= kLocalFreeMax) {
-    GQueue cold = p->gfree.split_after(kLocalFreeMax / 2);
+  if (p == nullptr) {
     std::lock_guard<SchedMutex> lock(sched.lock);
-    g_free_global.append(cold);
+    g_free_global.push_back(g);
+    return;
   }
+  if (p->stack_credits > kCreditMax) {
+    stack_pool().return_credits(kCreditBatch);
+    p->stack_credits -= kCreditBatch;
+    trim_stack_cache(p);
+  }
+  // LIFO: the G freed last (its struct still in cache) is the next one
+  // reused. When full, the 32 coldest go to the global cache.
+  int n = p->ngfree.load(std::memory_order_relaxed);
+  if (n == P::kGFreeMax) {
+    constexpr int kHalf = P::kGFreeMax / 2;
+    {
+      std::lock_guard<SchedMutex> lock(sched.lock);
+      g_free_global.insert(g_free_global.end(), p->gfree, p->gfree + kHalf);
+    }
+    std::memmove(p->gfree, p->gfree + kHalf, sizeof(G*) * kHalf);
+    n = kHalf;
+  }
+  p->gfree[n] = g;
+  p->ngfree.store(n + 1, std::memory_order_relaxed);
 }
 
 G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void** storage,
@@ -147,7 +253,8 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
   m = current_m();
   P* p = m->p;
   const std::size_t want = stack_size == 0 ? sched.default_stack : stack_size;
-  G* g = want == sched.default_stack ? gfree_get(p) : nullptr;
+  const bool pooled = want == sched.default_stack;
+  G* g = gfree_get(p);
   if (g == nullptr) {
     g = new G;
 #if defined(GORO_TSAN)
@@ -157,7 +264,30 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
     g->alllink = sched.allg;
     sched.allg = g;
   }
-  if (g->stack.lo == nullptr) {
+  if (pooled) {
+    if (!take_credit(p)) {
+      int err = errno;
+      gfree_put(p, g);
+      throw std::system_error(err, std::generic_category(),
+                              fmt::format("goro::go: cannot map a {}-byte goroutine stack", want));
+    }
+    g->stack_credit = true;
+  }
+  g->id = sched.next_goid.fetch_add(1, std::memory_order_relaxed);
+  g->spawned_at = where;
+  g->preempt.store(false, std::memory_order_relaxed);
+  g->saved_errno = 0;
+  g->eh_globals[0] = g->eh_globals[1] = nullptr;
+  g->ctx.asan_fake_stack = nullptr;
+  if (pooled && fn_size <= G::kInlineTask && fn_align <= G::kInlineTaskAlign) {
+    // Late binding: mark_running gives it a stack when it first runs.
+    *storage = g->task_buf;
+    g->task_storage = g->task_buf;
+    return g;
+  }
+  if (pooled) {
+    attach_stack(g, take_stack(p));
+  } else {
     Stack s;
     if (!stack_pool().allocate(want, &s)) {
       int err = errno;
@@ -167,12 +297,6 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
     }
     attach_stack(g, s);
   }
-  g->id = sched.next_goid.fetch_add(1, std::memory_order_relaxed);
-  g->spawned_at = where;
-  g->preempt.store(false, std::memory_order_relaxed);
-  g->saved_errno = 0;
-  g->eh_globals[0] = g->eh_globals[1] = nullptr;
-  g->ctx.asan_fake_stack = nullptr;
   // The callable lives at the top of the stack, above the first frame.
   char* top = g->stack.hi();
   std::uintptr_t at = reinterpret_cast<std::uintptr_t>(top) - fn_size;
@@ -253,7 +377,7 @@ void newm(P* p, bool spinning) {
     std::lock_guard<SchedMutex> lock(sched.lock);
     if (!queued.empty()) {
       sched.runq.append(queued);
-      sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+      sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
     }
     pidleput_locked(p);
   }
@@ -305,8 +429,18 @@ void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
 // skipped by LSan.
 void lsan_ignore_abandoned(G* g) {
   const GStatus st = g->status.load(std::memory_order_relaxed);
-  if (st == GStatus::kIdle || st == GStatus::kDead || g->stack.lo == nullptr) return;
-  if (g->task_storage != nullptr) __lsan_ignore_object(g->task_storage);
+  if (st == GStatus::kIdle || st == GStatus::kDead) return;
+  if (g->task_storage == g->task_buf) {
+    // Spawned, never run: the callable is in the G (late stack binding).
+    for (std::size_t at = 0; at + sizeof(void*) <= sizeof g->task_buf; at += sizeof(void*)) {
+      void* word;
+      std::memcpy(&word, g->task_buf + at, sizeof word);
+      __lsan_ignore_object(word);
+    }
+  } else if (g->task_storage != nullptr) {
+    __lsan_ignore_object(g->task_storage);
+  }
+  if (g->stack.lo == nullptr) return;
   auto* from = static_cast<char*>(g->ctx.sp);
   if (from < g->stack.lo || from >= g->stack.hi()) return;  // running (not switched out)
   __asan_unpoison_memory_region(from, static_cast<std::size_t>(g->stack.hi() - from));
@@ -351,7 +485,7 @@ void teardown(M* m0) {
     delete p;
   delete g_stacks;
   g_stacks = nullptr;
-  g_free_global = GQueue{};
+  g_free_global = std::vector<G*>{};
   delete m0;
   set_current_m(nullptr);
   // A fresh scheduler for the next goro::run in this process.
@@ -390,8 +524,9 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
     g->alllink = sched.allg;
     sched.allg = g;
     Stack s;
-    if (!stack_pool().allocate(sched.default_stack, &s))
+    if (!stack_pool().grant_credits(1) || !stack_pool().allocate(sched.default_stack, &s))
       fatal("cannot map the main goroutine's stack");
+    g->stack_credit = true;
     attach_stack(g, s);
     g->id = sched.next_goid.fetch_add(1);
     g->spawned_at = std::source_location::current();

@@ -76,9 +76,15 @@ void stop_the_world_wake_all();
 inline constexpr std::size_t kHeapTaskAlign = 64;
 inline bool task_on_heap(const G* g) {
   auto at = reinterpret_cast<const char*>(g->task_storage);
+  if (at == reinterpret_cast<const char*>(g->task_buf)) return false;
   return at < g->stack.lo || at >= g->stack.hi();
 }
 void gfree_put(P* p, G* g);
+// Late stack binding (proc.cpp): gives g, which holds a stack credit and has
+// no stack yet, a stack from p's cache or the pool, with its first frame.
+void bind_stack(P* p, G* g);
+// p's cached stacks and unspent credits back to the pool (p retires).
+void stack_cache_flush(P* p);
 StackPool& stack_pool();
 // Creates an M (an OS thread) that starts with P p. Reports and gives the P
 // back when the thread limit or the OS refuses.

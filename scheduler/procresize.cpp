@@ -49,9 +49,10 @@ void retire_locked(P* p) {
   p->runq.drain_to(q);
   if (!q.empty()) {
     sched.runq.append(q);
-    sched.runq_size.store(sched.runq.size, std::memory_order_relaxed);
+    sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
   }
   gfree_spill_locked(p);
+  stack_cache_flush(p);
   p->retire_requested.store(false, std::memory_order_relaxed);
   p->leave_fast_path.store(false, std::memory_order_relaxed);
   p->running_g.store(nullptr, std::memory_order_relaxed);

@@ -67,7 +67,22 @@ G* GQueue::pop_front() {
   return g;
 }
 
-bool RunQueue::put_general(G* g, bool next, GQueue* spill) {
+void GFifo::grow() {
+  const std::size_t cap = buf_.empty() ? 256 : buf_.size() * 2;
+  std::vector<G*> bigger(cap);
+  for (std::int64_t i = 0; i < n_; ++i)
+    bigger[static_cast<std::size_t>(i)] =
+        buf_[(head_ + static_cast<std::size_t>(i)) & (buf_.size() - 1)];
+  buf_.swap(bigger);
+  head_ = 0;
+}
+
+void GFifo::append(GQueue& q) {
+  while (G* g = q.pop_front())
+    push_back(g);
+}
+
+bool RunQueue::put_general(G* g, bool next, Spill* spill) {
   if (next) {
     // Reached when put()'s inline check saw runnext occupied. Only the owner
     // stores non-null, so the exchange cannot lose a G that a thief is about
@@ -92,7 +107,7 @@ bool RunQueue::put_general(G* g, bool next, GQueue* spill) {
   }
 }
 
-bool RunQueue::put_slow(G* g, std::uint32_t h, std::uint32_t t, GQueue* spill) {
+bool RunQueue::put_slow(G* g, std::uint32_t h, std::uint32_t t, Spill* spill) {
   constexpr std::uint32_t n = kSize / 2;
   GORO_CHECK(t - h == kSize, "runq: put_slow on a queue that is not full");
   (void)t;
@@ -106,8 +121,9 @@ bool RunQueue::put_slow(G* g, std::uint32_t h, std::uint32_t t, GQueue* spill) {
     return false;
   }
   for (std::uint32_t i = 0; i < n; ++i)
-    spill->push_back(batch[i]);
-  spill->push_back(g);
+    spill->g[i] = batch[i];
+  spill->g[n] = g;
+  spill->n = n + 1;
   return true;
 }
 
@@ -120,6 +136,17 @@ void RunQueue::put_batch(GQueue& q) {
     ++n;
   }
   if (n != 0) tail_.store(t + n, std::memory_order_release);
+}
+
+std::uint32_t RunQueue::put_array(G* const* gs, std::uint32_t n) {
+  std::uint32_t h = head_.load(std::memory_order_acquire);
+  std::uint32_t t = tail_.load(std::memory_order_relaxed);
+  const std::uint32_t room = kSize - (t - h);
+  if (n > room) n = room;
+  for (std::uint32_t i = 0; i < n; ++i)
+    slots_[(t + i) % kSize].store(gs[i], std::memory_order_relaxed);
+  if (n != 0) tail_.store(t + n, std::memory_order_release);
+  return n;
 }
 
 std::uint32_t RunQueue::grab(RunQueue& victim, std::uint32_t dst_tail, bool steal_runnext,

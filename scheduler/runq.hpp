@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "scheduler/debug.hpp"
 
@@ -43,15 +44,58 @@ struct GQueue {
   GQueue split_after(std::int64_t n);
 };
 
+// A FIFO of G pointers in a growable array ring: the global run queue. Unlike
+// GQueue it never touches the Gs it holds, so moving a batch from one P to
+// another through it costs no cache misses on G structs last written by
+// another core (a GQueue pop chases schedlink through each G in turn: with
+// Gs spawned on one core and run on another that was a quarter of the spawn
+// benchmark). Not thread-safe: the owner (sched.lock) serialises.
+class GFifo {
+ public:
+  std::int64_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  void push_back(G* g) {
+    if (n_ == static_cast<std::int64_t>(buf_.size())) grow();
+    buf_[(head_ + static_cast<std::size_t>(n_)) & (buf_.size() - 1)] = g;
+    ++n_;
+  }
+  void push_front(G* g) {
+    if (n_ == static_cast<std::int64_t>(buf_.size())) grow();
+    head_ = (head_ - 1) & (buf_.size() - 1);
+    buf_[head_] = g;
+    ++n_;
+  }
+  G* pop_front() {
+    if (n_ == 0) return nullptr;
+    G* g = buf_[head_];
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --n_;
+    return g;
+  }
+  void append(GQueue& q);  // empties q (walks it: its Gs are touched once)
+
+ private:
+  void grow();
+  std::vector<G*> buf_;  // capacity: 0 or a power of two
+  std::size_t head_ = 0;
+  std::int64_t n_ = 0;
+};
+
 class RunQueue {
  public:
   static constexpr std::uint32_t kSize = 256;
+  // What a put on a full ring moves out (Go's runqputslow): half the ring
+  // plus the G being put, oldest first, for the global queue.
+  struct Spill {
+    std::uint32_t n = 0;
+    G* g[kSize / 2 + 1];
+  };
 
   // Owner only. Puts g in runnext (next=true; the displaced G goes to the
   // tail) or at the tail. On a full ring, moves half of it plus g to `spill`
   // (Go's runqputslow: 129 Gs) and returns true; the caller must hand the
   // spill to the global queue.
-  bool put(G* g, bool next, GQueue* spill) {
+  bool put(G* g, bool next, Spill* spill) {
     // Inline fast path: when runnext is empty no thief can touch it (thieves
     // only CAS a non-null value they read), so a plain release store fills
     // it; a locked exchange here was 10% of a channel ping-pong, where
@@ -89,6 +133,8 @@ class RunQueue {
 
   // Owner only. Puts as many of q's Gs as fit at the tail; the rest stay in q.
   void put_batch(GQueue& q);
+  // Owner only. Puts gs[0..n) at the tail as far as they fit; returns how many.
+  std::uint32_t put_array(G* const* gs, std::uint32_t n);
   // Thief: moves the larger half of victim's ring into this (empty) ring and
   // returns one G to run now, or nullptr. Takes victim's runnext only when
   // steal_runnext and the ring is empty (after a 3 µs grace if victim_running).
@@ -103,8 +149,8 @@ class RunQueue {
  private:
   std::uint32_t grab(RunQueue& victim, std::uint32_t dst_tail, bool steal_runnext,
                      bool victim_running);
-  bool put_general(G* g, bool next, GQueue* spill);
-  bool put_slow(G* g, std::uint32_t h, std::uint32_t t, GQueue* spill);
+  bool put_general(G* g, bool next, Spill* spill);
+  bool put_slow(G* g, std::uint32_t h, std::uint32_t t, Spill* spill);
 
   alignas(64) std::atomic<std::uint32_t> head_{0};
   alignas(64) std::atomic<std::uint32_t> tail_{0};

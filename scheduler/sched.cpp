@@ -91,6 +91,7 @@ static inline void mark_running(M* m, P* p, G* g, bool inherit) {
   if (!inherit) {
     p->schedtick.store(p->schedtick.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  if (g->ctx.sp == nullptr) bind_stack(p, g);  // first run (proc.cpp "Late stack binding")
   g->status.store(GStatus::kRunning, std::memory_order_relaxed);
   g->last_m = m;
   m->curg = g;

@@ -105,8 +105,21 @@ struct P {
   // the G it finds (G::preempt), so the G's construction must be visible.
   std::atomic<G*> running_g{nullptr};
   TimerHeap timers;
-  // Dead Gs with their stacks, for reuse by spawns on this P (owner only).
-  GQueue gfree;
+  // Dead Gs (without stacks), for reuse by spawns on this P: a LIFO stack of
+  // pointers, gfree[ngfree - 1] freed last. Owner only (ngfree is atomic for
+  // sysmon's scheddetail line, relaxed). An array, not a GQueue: refilling it
+  // from the global cache must not walk Gs last touched by another core.
+  static constexpr int kGFreeMax = 64;
+  std::atomic<int> ngfree{0};
+  G* gfree[kGFreeMax];
+  // Free default-size stacks, LIFO so the one freed last (still in this
+  // core's cache) is bound next, and the P's unspent stack credits (stack.hpp
+  // "Stack credits"). Owner only. Invariant: nstack_cache <= stack_credits
+  // (every cached stack is backed by one of the P's credits).
+  static constexpr int kStackCache = 16;
+  int nstack_cache = 0;
+  std::int64_t stack_credits = 0;
+  Stack stack_cache[kStackCache];
   // Goroutine accounting, owner-written (relaxed store of own value + 1);
   // num_goroutines() sums spawned - exited over all Ps.
   std::atomic<std::int64_t> spawned{0};
@@ -197,7 +210,7 @@ class AllP {
 
 struct Sched {
   SchedMutex lock;
-  GQueue runq;                             // global run queue (lock)
+  GFifo runq;                              // global run queue (lock)
   std::atomic<std::int64_t> runq_size{0};  // mirror of runq.size for lock-free peeks
   P* pidle = nullptr;                      // idle P stack (lock)
   std::atomic<int> npidle{0};

@@ -106,16 +106,23 @@ GuardKind StackPool::guard_page(char* page) {
   return GuardKind::kCanaryOnly;
 }
 
+bool StackPool::map_arena() {
+  const std::size_t bytes = (default_size_ + page_) * kSlotsPerArena;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  arenas_.push_back({static_cast<char*>(p), bytes});
+  capacity_ += static_cast<std::int64_t>(kSlotsPerArena);
+  return true;
+}
+
 bool StackPool::carve_slot(Stack* out) {
   const std::size_t slot = default_size_ + page_;
   if (bump_ == bump_end_) {
-    const std::size_t bytes = slot * kSlotsPerArena;
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return false;
-    arenas_.push_back({static_cast<char*>(p), bytes});
-    bump_ = static_cast<char*>(p);
-    bump_end_ = bump_ + bytes;
+    if (next_arena_ == arenas_.size() && !map_arena()) return false;
+    const Arena& a = arenas_[next_arena_++];
+    bump_ = a.base;
+    bump_end_ = a.base + a.bytes;
   }
   char* guard = bump_;
   bump_ += slot;
@@ -124,6 +131,23 @@ bool StackPool::carve_slot(Stack* out) {
   out->pooled = true;
   out->guard = guard_page(guard);
   return true;
+}
+
+bool StackPool::grant_credits(std::int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (credits_out_ + n > capacity_) {
+    if (!map_arena()) {
+      errno = ENOMEM;
+      return false;
+    }
+  }
+  credits_out_ += n;
+  return true;
+}
+
+void StackPool::return_credits(std::int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  credits_out_ -= n;
 }
 
 bool StackPool::map_own(std::size_t size, Stack* out) {

@@ -21,6 +21,27 @@
 // Freed default-size stacks go back to the pool: the first kWarmCache stay
 // committed for fast reuse, the rest are MADV_DONTNEED'd so memory returns to
 // the kernel while the slot and its guard stay in place.
+//
+// ## Stack credits: failing at the spawn site although stacks bind late
+// A goroutine gets its default-size stack when it first runs, not when it is
+// spawned (proc.cpp "Late stack binding"), so a million queued goroutines
+// cost a million G structs, not a million stacks, and a goroutine that starts
+// right after another one ended runs on that one's still-cached stack. Yet
+// running out of stack memory must be an error at goro::go, not a crash
+// later on some M. So spawn takes a *credit*, a promise of one arena slot,
+// and the pool never promises more slots than its arenas hold:
+//
+//   credits_out_ <= capacity_        (slots in all arenas; pool mutex)
+//
+// Credits are handed to Ps in batches (P::stack_credits, owner only) so a
+// spawn touches no shared state. Each default-size stack outside the pool is
+// backed by a credit: a bound goroutine's own, or, for a stack in a P's
+// cache, one of that P's unspent credits (P::stack_cache size <= its
+// stack_credits, kept by proc.cpp). Hence the slots outside the pool never
+// exceed credits_out_, and a goroutine that holds a credit but no stack
+// always finds one, in its P's cache or in the pool: binding cannot fail.
+// grant_credits maps the arenas this needs up front, which is where mmap
+// failure (address space, map count) surfaces, at the spawn site.
 #pragma once
 
 #include <cstddef>
@@ -57,8 +78,13 @@ class StackPool {
   StackPool(const StackPool&) = delete;
   StackPool& operator=(const StackPool&) = delete;
 
-  // Returns false (errno set) when no memory or mapping can be had.
+  // Returns false (errno set) when no memory or mapping can be had. A
+  // default-size allocation by a credit holder always succeeds.
   bool allocate(std::size_t size, Stack* out);
+  // Promises n default-size slots (maps arenas as needed); false with errno
+  // set when the arenas cannot be mapped.
+  bool grant_credits(std::int64_t n);
+  void return_credits(std::int64_t n);
   void release(const Stack& s);
   std::size_t default_size() const { return default_size_; }
   StackPoolStats stats();
@@ -68,6 +94,7 @@ class StackPool {
 
  private:
   bool carve_slot(Stack* out);
+  bool map_arena();
   bool map_own(std::size_t size, Stack* out);
   GuardKind guard_page(char* page);
   void count(GuardKind g, int delta);
@@ -81,10 +108,15 @@ class StackPool {
     std::size_t bytes;
   };
   std::vector<Arena> arenas_;
-  char* bump_ = nullptr;  // next never-used slot in the newest arena
+  // Never-used slots: [bump_, bump_end_), then every arena from next_arena_
+  // on (grant_credits may map arenas ahead of carving).
+  std::size_t next_arena_ = 0;
+  char* bump_ = nullptr;
   char* bump_end_ = nullptr;
-  std::vector<Stack> warm_;  // freed, still committed
-  std::vector<Stack> cold_;  // freed, DONTNEED'd
+  std::int64_t capacity_ = 0;     // slots in all arenas
+  std::int64_t credits_out_ = 0;  // slots promised (see "Stack credits")
+  std::vector<Stack> warm_;       // freed, still committed
+  std::vector<Stack> cold_;       // freed, DONTNEED'd
   bool guard_install_works_ = true;
   std::int64_t mprotect_budget_ = 0;
   bool canary_logged_ = false;

@@ -44,10 +44,10 @@ TEST(RunQueueStress, OwnerAndThreeThievesSeeEachGExactlyOnce) {
   }
   bool inherit;
   for (int i = 0; i < kGs; ++i) {
-    GQueue spill;
+    RunQueue::Spill spill;
     if (owner_q.put(&gs[i], i % 7 == 0, &spill)) {
-      while (G* g = spill.pop_front())
-        record(g);
+      for (std::uint32_t k = 0; k < spill.n; ++k)
+        record(spill.g[k]);
     }
     if (i % 3 == 0) {
       if (G* g = owner_q.get(&inherit)) record(g);

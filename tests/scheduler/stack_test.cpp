@@ -1,9 +1,14 @@
 // Goroutine stacks: guard pages, the map-count budget, and the fallbacks.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "goro/goro.hpp"
 #include "tests/scheduler/gate.hpp"
@@ -121,6 +126,64 @@ TEST(Stacks, MprotectFallbackRationsTheMapCount) {
           goro::yield();
       },
       {.maxprocs = 2});
+}
+
+[[noreturn]] void spawn_until_stack_memory_runs_out() {
+  long vm_pages = 0;
+  {
+    std::ifstream in("/proc/self/statm");
+    in >> vm_pages;
+  }
+  const rlim_t cap = static_cast<rlim_t>(vm_pages) * 4096 + (700ul << 20);
+  rlimit lim{cap, cap};
+  if (setrlimit(RLIMIT_AS, &lim) != 0) std::_Exit(3);
+  int spawned = 0;
+  bool threw = false;
+  std::string what;
+  std::atomic<bool> ran_after{false};
+  goro::run(
+      [&] {
+        goro::test::Gate gate;
+        try {
+          for (int i = 0; i < 1000000; ++i) {
+            goro::go([&] { gate.wait(); });
+            ++spawned;
+          }
+        } catch (const std::system_error& e) {
+          threw = true;
+          what = e.what();
+        }
+        while (gate.parked() < static_cast<std::size_t>(spawned))
+          goro::yield();
+        gate.release_all();
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+        goro::go([&] { ran_after.store(true); });
+        while (!ran_after.load())
+          goro::yield();
+      },
+      {.maxprocs = 2});
+  std::fprintf(stderr, "spawned %d, threw %d (%s), ran after %d\n", spawned, threw, what.c_str(),
+               ran_after.load());
+  std::_Exit(threw && spawned > 1000 && what.find("cannot map") != std::string::npos &&
+                     ran_after.load()
+                 ? 0
+                 : 1);
+}
+
+// Stacks bind when a goroutine first runs (proc.cpp "Late stack binding"),
+// but running out of stack memory is still an error at goro::go, not a crash
+// later on whichever M first runs the goroutine: spawn takes a stack credit
+// and the pool maps the arenas behind it up front. Address space is capped
+// with RLIMIT_AS in a child process, goroutines are spawned (and park) until
+// goro::go throws; the runtime then keeps running and spawning.
+TEST(StacksDeathTest, ExhaustedStackMemoryFailsAtTheSpawnSite) {
+#if defined(GORO_ASAN) || defined(GORO_TSAN)
+  GTEST_SKIP() << "the sanitizers reserve terabytes of shadow address space: RLIMIT_AS cannot "
+                  "be used";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(spawn_until_stack_memory_runs_out(), ::testing::ExitedWithCode(0), "threw 1");
 }
 
 TEST(StacksDeathTest, OverflowHitsTheGuardPage) {
