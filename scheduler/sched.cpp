@@ -4,7 +4,7 @@
 // the model and the algorithms of Go's runtime (reference go-scheduler.md;
 // Go's proc.go "Goroutine scheduler" essay). Exactly maxprocs Ps exist; an M
 // must hold a P to run goroutines; a P owns a local run queue (runq.hpp), a
-// timer heap (timers.hpp) and a cache of dead Gs with their stacks.
+// timer heap (timers.hpp) and caches of dead Gs and of free stacks.
 //
 // ## Where the scheduler runs
 // Each M has a g0 context: the OS thread's own stack, where the scheduling

@@ -2,9 +2,11 @@
 // thread state.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
@@ -81,6 +83,55 @@ TEST(Runtime, LargeCallableIsHeapAllocated) {
       },
       {.maxprocs = 1});
   EXPECT_EQ(seen, 7);
+}
+
+// A callable lives in one of three places (spawn.hpp): in the G (up to 64
+// bytes; the stack is bound when the goroutine first runs), at the top of a
+// stack bound at spawn, or on the heap. Each is run once and destroyed once,
+// whichever P runs it and whatever stack it ends up on.
+template <std::size_t N>
+struct Counted {
+  static inline std::atomic<int> live{0};
+  static inline std::atomic<int> runs{0};
+  std::array<char, N> pad{};
+  Counted() { live.fetch_add(1); }
+  Counted(const Counted& o) : pad(o.pad) { live.fetch_add(1); }
+  Counted(Counted&& o) noexcept : pad(o.pad) { live.fetch_add(1); }
+  ~Counted() { live.fetch_sub(1); }
+  void operator()() const {
+    if (pad[N - 1] == 42) runs.fetch_add(1);
+  }
+};
+
+TEST(Runtime, CallablesInEveryPlacementRunAndDieOnce) {
+  using Small = Counted<48>;         // in the G
+  using Medium = Counted<1024>;      // at the top of its stack
+  using Large = Counted<20 * 1024>;  // on the heap (over a quarter of 64 KiB)
+  constexpr int kEach = 2000;
+  goro::run(
+      [&] {
+        for (int i = 0; i < kEach; ++i) {
+          Small s;
+          s.pad[47] = 42;
+          goro::go(s);
+          Medium m;
+          m.pad[1023] = 42;
+          goro::go(std::move(m));
+          auto l = std::make_unique<Large>();
+          l->pad[20 * 1024 - 1] = 42;
+          goro::go(*l);
+          if (i % 16 == 0) goro::yield();
+        }
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 4});
+  EXPECT_EQ(Small::runs.load(), kEach);
+  EXPECT_EQ(Medium::runs.load(), kEach);
+  EXPECT_EQ(Large::runs.load(), kEach);
+  EXPECT_EQ(Small::live.load(), 0);
+  EXPECT_EQ(Medium::live.load(), 0);
+  EXPECT_EQ(Large::live.load(), 0);
 }
 
 TEST(Runtime, PerSpawnStackSize) {

@@ -1,8 +1,10 @@
 // goro::detail spawn glue: type-erases a goroutine's callable without a heap
-// allocation. The callable is move-constructed into the top of the new
-// goroutine's own stack (the runtime reserves room above the first frame), so
-// spawning costs no malloc whatever the callable's size, up to a quarter of the
-// stack; larger callables fall back to the heap. Internal: not part of the API.
+// allocation. A callable of up to 64 bytes is move-constructed into the G
+// itself (the goroutine gets its stack when it first runs); a larger one into
+// the top of the new goroutine's own stack, bound at spawn (the runtime
+// reserves room above the first frame), so spawning costs no malloc whatever
+// the callable's size, up to a quarter of the stack; larger callables fall
+// back to the heap. Internal: not part of the API.
 #pragma once
 
 #include <cstddef>
