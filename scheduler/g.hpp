@@ -32,37 +32,45 @@ struct Context {
   void* tsan_fiber = nullptr;          // TSan fiber of this context
 };
 
-struct G {
-  Context ctx;
-  Stack stack;
-  std::uint64_t id = 0;
-  // Written by the M that owns the G's current transition (spawn, park,
-  // ready, execute); read racily by dumps and sysmon, hence atomic.
-  std::atomic<GStatus> status{GStatus::kIdle};
-  WaitReason wait_reason = WaitReason::kNone;
-  // Intrusive link for GQueue (global queue, batches, free lists). Owned by
-  // whoever holds the queue the G is in.
-  G* schedlink = nullptr;
+// Layout: a spawn on one core writes only the first two cache lines (the
+// callable, then the spawn fields); what the runner writes (context, stack,
+// thread state) is in the lines after them, and a dead G's leftovers are
+// reset by gfree_put on the core it died on, where those lines already are.
+// A spawner reusing a G freed on another core thus pulls two lines, not five.
+struct alignas(64) G {
+  // --- line 0: the body, when it fits (see task below)
+  static constexpr std::size_t kInlineTask = 64;
+  static constexpr std::size_t kInlineTaskAlign = 16;
+  alignas(kInlineTaskAlign) unsigned char task_buf[kInlineTask];
+  // --- line 1: written at spawn
   // The body: constructed in task_buf when it fits (the G has no stack until
   // it first runs: proc.cpp "Late stack binding"), else at the top of the
   // stack, bound at spawn, else on the heap (see spawn.hpp).
   const TaskVTable* task = nullptr;
   void* task_storage = nullptr;
-  static constexpr std::size_t kInlineTask = 64;
-  static constexpr std::size_t kInlineTaskAlign = 16;
-  alignas(kInlineTaskAlign) unsigned char task_buf[kInlineTask];
+  std::uint64_t id = 0;
+  std::source_location spawned_at;
+  // Written by the M that owns the G's current transition (spawn, park,
+  // ready, execute); read racily by dumps and sysmon, hence atomic.
+  std::atomic<GStatus> status{GStatus::kIdle};
+  WaitReason wait_reason = WaitReason::kNone;
   // The G holds a stack credit (stack.hpp "Stack credits"): from its spawn
   // until its default-size stack is freed. Owner-written.
   bool stack_credit = false;
-  std::source_location spawned_at;
+  // Set by sysmon when the G has run for more than 10 ms; honoured at the
+  // next runtime entry (cooperative preemption).
+  std::atomic<bool> preempt{false};
+  // Intrusive link for GQueue (global queue, batches, free lists). Owned by
+  // whoever holds the queue the G is in.
+  G* schedlink = nullptr;
+  // --- lines 2 on: written by the runner
+  Context ctx;
+  Stack stack;
   // Migrating thread state: saved when the G switches out, restored when it
   // switches in (see runtime.hpp "Thread-local state").
   int saved_errno = 0;
   int saved_locks = 0;  // M::locks of this goroutine's context while switched out
   void* eh_globals[2] = {nullptr, nullptr};
-  // Set by sysmon when the G has run for more than 10 ms; honoured at the
-  // next runtime entry (cooperative preemption).
-  std::atomic<bool> preempt{false};
   M* last_m = nullptr;         // the M it last ran on (debug migration)
   std::int64_t park_time = 0;  // nanotime() when it parked (dumps)
   // The blocking call it is in (kSyscall) for sysmon's reports; owner-written

@@ -64,6 +64,8 @@ constexpr std::size_t kDefaultStack = 64 * 1024;
 // P keeps at most kCreditMax.
 constexpr std::int64_t kCreditBatch = 64;
 constexpr std::int64_t kCreditMax = 2 * kCreditBatch;
+// Goroutine ids are handed to Ps in batches of this many (Go's _GoidCacheBatch).
+constexpr std::uint64_t kGoidBatch = 16;
 
 StackPool* g_stacks = nullptr;
 std::atomic<bool> g_running{false};
@@ -185,6 +187,12 @@ void gfree_put(P* p, G* g) {
   g->task_storage = nullptr;
   g->wait_reason = WaitReason::kNone;
   g->status.store(GStatus::kIdle, std::memory_order_relaxed);
+  // Fresh thread state for the next goroutine on this G. (A preempt flag
+  // sysmon sets on a G that just died costs its next incarnation one yield.)
+  g->preempt.store(false, std::memory_order_relaxed);
+  g->saved_errno = 0;
+  g->eh_globals[0] = g->eh_globals[1] = nullptr;
+  g->ctx.asan_fake_stack = nullptr;
   g->ctx.sp = nullptr;
   if (g->stack_credit) {
     g->stack_credit = false;
@@ -273,12 +281,19 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
     }
     g->stack_credit = true;
   }
-  g->id = sched.next_goid.fetch_add(1, std::memory_order_relaxed);
+  // Per-P batches of ids (Go's goidcache): no shared counter per spawn.
+  if (p != nullptr) {
+    if (p->goid_next == p->goid_end) {
+      p->goid_next = sched.next_goid.fetch_add(kGoidBatch, std::memory_order_relaxed);
+      p->goid_end = p->goid_next + kGoidBatch;
+    }
+    g->id = p->goid_next++;
+  } else {
+    g->id = sched.next_goid.fetch_add(1, std::memory_order_relaxed);
+  }
   g->spawned_at = where;
-  g->preempt.store(false, std::memory_order_relaxed);
-  g->saved_errno = 0;
-  g->eh_globals[0] = g->eh_globals[1] = nullptr;
-  g->ctx.asan_fake_stack = nullptr;
+  // saved_errno, eh_globals, preempt and the ASan fake stack were reset by
+  // gfree_put, on the core the G died on (see G's layout).
   if (pooled && fn_size <= G::kInlineTask && fn_align <= G::kInlineTaskAlign) {
     // Late binding: mark_running gives it a stack when it first runs.
     *storage = g->task_buf;

@@ -117,6 +117,9 @@ struct P {
   // "Stack credits"). Owner only. Invariant: nstack_cache <= stack_credits
   // (every cached stack is backed by one of the P's credits).
   static constexpr int kStackCache = 16;
+  // Goroutine ids [goid_next, goid_end) reserved for spawns here (owner only).
+  std::uint64_t goid_next = 0;
+  std::uint64_t goid_end = 0;
   int nstack_cache = 0;
   std::int64_t stack_credits = 0;
   Stack stack_cache[kStackCache];
