@@ -342,15 +342,11 @@ void reset_spinning(M* m) {
   wakep();
 }
 
-void runq_put(P* p, G* g, bool next) {
-  GORO_CHECK(p->m == current_m(), "sched: runq_put on a P this M does not own");
-  RunQueue::Spill spill;
-  if (p->runq.put(g, next, &spill)) {
-    std::lock_guard<SchedMutex> lock(sched.lock);
-    for (std::uint32_t i = 0; i < spill.n; ++i)
-      sched.runq.push_back(spill.g[i]);
-    sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
-  }
+void global_put_spill(const RunQueue::Spill& spill) {
+  std::lock_guard<SchedMutex> lock(sched.lock);
+  for (std::uint32_t i = 0; i < spill.n; ++i)
+    sched.runq.push_back(spill.g[i]);
+  sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
 }
 
 void global_put(G* g) {

@@ -61,7 +61,14 @@ inline void maybe_preempt(G* g) {
 // findrunnable.cpp
 G* find_runnable(M* m, bool* inherit);
 void reset_spinning(M* m);
-void runq_put(P* p, G* g, bool next);
+void global_put_spill(const RunQueue::Spill& spill);
+// Puts g on p's run queue (runnext if next), spilling half a full ring to the
+// global queue. The caller owns p. Inline: a yield and a ready run it.
+inline void runq_put(P* p, G* g, bool next) {
+  GORO_CHECK(p->m == current_m(), "sched: runq_put on a P this M does not own");
+  RunQueue::Spill spill;
+  if (__builtin_expect(p->runq.put(g, next, &spill), 0)) global_put_spill(spill);
+}
 void global_put(G* g);
 void global_put_batch(GQueue& q);
 void startm(P* p, bool spinning);

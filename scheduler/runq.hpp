@@ -100,9 +100,20 @@ class RunQueue {
     // only CAS a non-null value they read), so a plain release store fills
     // it; a locked exchange here was 10% of a channel ping-pong, where
     // runnext is always empty. Otherwise put_general exchanges.
-    if (next && runnext_.load(std::memory_order_relaxed) == nullptr) {
-      runnext_.store(g, std::memory_order_release);
-      return false;
+    if (next) {
+      if (runnext_.load(std::memory_order_relaxed) == nullptr) {
+        runnext_.store(g, std::memory_order_release);
+        return false;
+      }
+    } else {
+      // The tail, when there is room (a yield): as in put_general.
+      std::uint32_t h = head_.load(std::memory_order_acquire);
+      std::uint32_t t = tail_.load(std::memory_order_relaxed);
+      if (t - h < kSize) {
+        slots_[t % kSize].store(g, std::memory_order_relaxed);
+        tail_.store(t + 1, std::memory_order_release);
+        return false;
+      }
     }
     return put_general(g, next, spill);
   }
