@@ -64,6 +64,8 @@ constexpr std::size_t kDefaultStack = 64 * 1024;
 // P keeps at most kCreditMax.
 constexpr std::int64_t kCreditBatch = 64;
 constexpr std::int64_t kCreditMax = 2 * kCreditBatch;
+// A P refills an empty stack cache with up to this many at once.
+constexpr std::int64_t kStackBatch = 8;
 // Goroutine ids are handed to Ps in batches of this many (Go's _GoidCacheBatch).
 constexpr std::uint64_t kGoidBatch = 16;
 
@@ -136,12 +138,23 @@ bool take_credit(P* p) {
 // A default-size stack for a credit holder on p: the most recently freed one
 // in p's cache, else one from the pool, which the credit guarantees.
 Stack take_stack(P* p) {
-  if (p != nullptr && p->nstack_cache > 0) return p->stack_cache[--p->nstack_cache];
-  Stack s;
-  if (!stack_pool().allocate(sched.default_stack, &s)) {
-    fatal("sched: no stack for a goroutine holding a stack credit (pool accounting broken)");
+  if (p == nullptr) {
+    Stack s;
+    if (!stack_pool().allocate(sched.default_stack, &s)) {
+      fatal("sched: no stack for a goroutine holding a stack credit (pool accounting broken)");
+    }
+    return s;
   }
-  return s;
+  if (p->nstack_cache == 0) {
+    // Refill in a batch (one pool lock for several binds): the caller's
+    // credit backs the first, the P's unspent credits the rest.
+    const int want = static_cast<int>(std::min<std::int64_t>(kStackBatch, p->stack_credits + 1));
+    p->nstack_cache = stack_pool().allocate_batch(p->stack_cache, want);
+    if (p->nstack_cache == 0) {
+      fatal("sched: no stack for a goroutine holding a stack credit (pool accounting broken)");
+    }
+  }
+  return p->stack_cache[--p->nstack_cache];
 }
 
 void m_start(M* m) {
@@ -213,8 +226,14 @@ void gfree_put(P* p, G* g) {
     // start here runs on it while it is still in this core's cache); the
     // cache is bounded by its size and by the P's credits. The rest, and
     // odd-sized stacks (their own mapping), go back to the pool.
-    if (p != nullptr && g->stack.pooled && p->nstack_cache < P::kStackCache &&
-        p->nstack_cache < p->stack_credits) {
+    if (p != nullptr && g->stack.pooled && p->nstack_cache < p->stack_credits) {
+      if (p->nstack_cache == P::kStackCache) {
+        // Full: the coldest half goes back to the pool in one batch.
+        constexpr int kHalf = P::kStackCache / 2;
+        stack_pool().release_batch(p->stack_cache, kHalf);
+        std::memmove(p->stack_cache, p->stack_cache + kHalf, sizeof(Stack) * kHalf);
+        p->nstack_cache = kHalf;
+      }
       p->stack_cache[p->nstack_cache++] = g->stack;
     } else {
       stack_pool().release(g->stack);

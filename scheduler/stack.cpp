@@ -2,9 +2,11 @@
 #include "scheduler/stack.hpp"
 
 #include <fmt/core.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +29,8 @@ namespace {
 
 // Slots per arena: 4096 default stacks (256 MiB of address space at 64 KiB).
 constexpr std::size_t kSlotsPerArena = 4096;
-// Freed stacks kept committed for fast reuse; beyond this they are DONTNEED'd.
+// Free stacks kept committed for fast reuse; beyond this, scavenge()
+// DONTNEEDs the ones that stayed unused for a period.
 constexpr std::size_t kWarmCache = 1024;
 // Mappings left alone for the rest of the process (malloc arenas, libraries,
 // thread stacks, sockets' mappings) when rationing mprotect guards.
@@ -165,22 +168,35 @@ bool StackPool::map_own(std::size_t size, Stack* out) {
   return true;
 }
 
+bool StackPool::take_free_locked(Stack* out) {
+  if (!warm_.empty()) {
+    *out = warm_.back();
+    warm_.pop_back();
+    warm_low_water_ = std::min(warm_low_water_, warm_.size());
+    return true;
+  }
+  if (!cold_.empty()) {
+    *out = cold_.back();
+    cold_.pop_back();
+    return true;
+  }
+  return false;
+}
+
 bool StackPool::allocate(std::size_t size, Stack* out) {
   size = (size + page_ - 1) & ~(page_ - 1);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   bool ok = false;
   if (size == default_size_) {
-    if (!warm_.empty()) {
-      *out = warm_.back();
-      warm_.pop_back();
-      ok = true;
-    } else if (!cold_.empty()) {
-      *out = cold_.back();
-      cold_.pop_back();
-      ok = true;
-    } else {
-      ok = carve_slot(out);
+    ok = take_free_locked(out);
+    while (!ok && bump_ == bump_end_ && next_arena_ == arenas_.size() && in_transit_ > 0) {
+      // Every free slot is being scavenged: wait for them (microseconds).
+      lock.unlock();
+      sched_yield();
+      lock.lock();
+      ok = take_free_locked(out);
     }
+    if (!ok) ok = carve_slot(out);
   } else {
     ok = map_own(size, out);
   }
@@ -195,12 +211,26 @@ bool StackPool::allocate(std::size_t size, Stack* out) {
   return true;
 }
 
-void StackPool::release(const Stack& s) {
-#if defined(GORO_ASAN)
-  // Frames of the previous goroutine may have left poisoned redzones.
-  __asan_unpoison_memory_region(s.lo, s.size);
-#endif
+int StackPool::allocate_batch(Stack* out, int max) {
+  if (!allocate(default_size_, &out[0])) return 0;
   std::lock_guard<std::mutex> lock(mu_);
+  int n = 1;
+  while (n < max) {
+    // Extras only from what is already mapped: an arena is mapped only for
+    // credits (grant_credits), never to fill a cache.
+    if (!take_free_locked(&out[n])) {
+      if (bump_ == bump_end_ || !carve_slot(&out[n])) break;
+    }
+    count(out[n].guard, 1);
+    if (out[n].guard == GuardKind::kCanaryOnly) {
+      *reinterpret_cast<std::uint64_t*>(out[n].lo) = kStackCanary;
+    }
+    ++n;
+  }
+  return n;
+}
+
+void StackPool::release_locked(const Stack& s) {
   count(s.guard, -1);
   if (!s.pooled) {
     if (s.guard == GuardKind::kGuardMprotect) ++mprotect_budget_;
@@ -208,12 +238,48 @@ void StackPool::release(const Stack& s) {
     munmap(s.lo - page_, s.size + page_);
     return;
   }
-  if (warm_.size() < kWarmCache) {
-    warm_.push_back(s);
-  } else {
-    madvise(s.lo, s.size, MADV_DONTNEED);
-    cold_.push_back(s);
+  warm_.push_back(s);
+}
+
+void StackPool::release(const Stack& s) {
+#if defined(GORO_ASAN)
+  // Frames of the previous goroutine may have left poisoned redzones.
+  __asan_unpoison_memory_region(s.lo, s.size);
+#endif
+  std::lock_guard<std::mutex> lock(mu_);
+  release_locked(s);
+}
+
+void StackPool::release_batch(const Stack* s, int n) {
+#if defined(GORO_ASAN)
+  for (int i = 0; i < n; ++i)
+    __asan_unpoison_memory_region(s[i].lo, s[i].size);
+#endif
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int i = 0; i < n; ++i)
+    release_locked(s[i]);
+}
+
+void StackPool::scavenge() {
+  std::vector<Stack> idle;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::size_t low = std::min(warm_low_water_, warm_.size());
+    if (low > kWarmCache) {
+      // The coldest (bottom) ones: unused since the last scavenge.
+      const std::size_t n = low - kWarmCache;
+      idle.assign(warm_.begin(), warm_.begin() + static_cast<std::ptrdiff_t>(n));
+      warm_.erase(warm_.begin(), warm_.begin() + static_cast<std::ptrdiff_t>(n));
+      in_transit_ = n;
+    }
+    warm_low_water_ = warm_.size();
   }
+  if (idle.empty()) return;
+  for (const Stack& s : idle)
+    madvise(s.lo, s.size, MADV_DONTNEED);
+  std::lock_guard<std::mutex> lock(mu_);
+  cold_.insert(cold_.end(), idle.begin(), idle.end());
+  in_transit_ = 0;
 }
 
 StackPoolStats StackPool::stats() {

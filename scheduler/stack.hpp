@@ -18,9 +18,13 @@
 //      logged once.
 // GORO_DEBUG=stackguard=mprotect|canary forces a weaker strength (tests).
 //
-// Freed default-size stacks go back to the pool: the first kWarmCache stay
-// committed for fast reuse, the rest are MADV_DONTNEED'd so memory returns to
-// the kernel while the slot and its guard stay in place.
+// Freed default-size stacks go back to the pool still committed. sysmon calls
+// scavenge() twice a second: stacks beyond the first kWarmCache that stayed
+// unused for a whole period are MADV_DONTNEED'd so their memory returns to
+// the kernel while the slot and its guard stay in place. Not on release
+// itself: each madvise is a syscall plus a TLB shootdown IPI to every other
+// CPU running the process, and a burst of goroutine exits (skynet's inner
+// nodes) spent a fifth of its time there, on the goroutines' critical path.
 //
 // ## Stack credits: failing at the spawn site although stacks bind late
 // A goroutine gets its default-size stack when it first runs, not when it is
@@ -81,6 +85,13 @@ class StackPool {
   // Returns false (errno set) when no memory or mapping can be had. A
   // default-size allocation by a credit holder always succeeds.
   bool allocate(std::size_t size, Stack* out);
+  // Default-size stacks for a P's cache: at least one (the caller holds a
+  // credit for it; see "Stack credits"), up to max from the free lists and
+  // never-used slots of mapped arenas. Returns how many were stored.
+  int allocate_batch(Stack* out, int max);
+  void release_batch(const Stack* s, int n);
+  // sysmon: DONTNEED free stacks that stayed unused for a period (see above).
+  void scavenge();
   // Promises n default-size slots (maps arenas as needed); false with errno
   // set when the arenas cannot be mapped.
   bool grant_credits(std::int64_t n);
@@ -95,6 +106,8 @@ class StackPool {
  private:
   bool carve_slot(Stack* out);
   bool map_arena();
+  bool take_free_locked(Stack* out);
+  void release_locked(const Stack& s);
   bool map_own(std::size_t size, Stack* out);
   GuardKind guard_page(char* page);
   void count(GuardKind g, int delta);
@@ -115,8 +128,15 @@ class StackPool {
   char* bump_end_ = nullptr;
   std::int64_t capacity_ = 0;     // slots in all arenas
   std::int64_t credits_out_ = 0;  // slots promised (see "Stack credits")
-  std::vector<Stack> warm_;       // freed, still committed
+  std::vector<Stack> warm_;       // freed, still committed (LIFO: back is hottest)
   std::vector<Stack> cold_;       // freed, DONTNEED'd
+  // The smallest warm_.size() since the last scavenge: warm_[0, low_water_)
+  // went unused for the whole period.
+  std::size_t warm_low_water_ = 0;
+  // Stacks between warm_ and cold_ while scavenge() madvises them without the
+  // lock; allocate waits for them rather than map an arena the credits do
+  // not account for.
+  std::size_t in_transit_ = 0;
   bool guard_install_works_ = true;
   std::int64_t mprotect_budget_ = 0;
   bool canary_logged_ = false;

@@ -34,6 +34,8 @@ constexpr std::int64_t kDeepSleepMax = 60'000'000'000;
 // The CPU limit is re-read at most once a second (Go's sysmonUpdateGOMAXPROCS);
 // while updates are on, a deep sleep lasts at most that long.
 constexpr std::int64_t kMaxprocsCheck = 1'000'000'000;
+// Free goroutine stacks unused this long are returned to the kernel.
+constexpr std::int64_t kScavengePeriod = 500'000'000;
 
 std::thread g_thread;
 bool g_async_preempt = true;  // GORO_DEBUG=asyncpreemptoff=1 clears it (read at start)
@@ -175,6 +177,7 @@ void loop() {
   std::int64_t last_trace = start - trace_ms * 1'000'000;
   std::int64_t delay = kMinDelay;
   std::int64_t last_maxprocs_check = start;
+  std::int64_t last_scavenge = start;
   int idle = 0;
   while (!g_stop.load(std::memory_order_acquire)) {
     if (idle == 0) {
@@ -192,6 +195,10 @@ void loop() {
     if (now - last_maxprocs_check >= kMaxprocsCheck) {
       last_maxprocs_check = now;
       sysmon_update_maxprocs();
+    }
+    if (now - last_scavenge >= kScavengePeriod) {
+      last_scavenge = now;
+      stack_pool().scavenge();  // free stacks unused for a period (stack.hpp)
     }
     if (trace_ms <= 0 && all_idle()) {
       bool sleep = false;
