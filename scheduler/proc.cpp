@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <system_error>
 #include <vector>
@@ -85,6 +86,29 @@ std::size_t resolve_stack_size(std::size_t requested) {
                  kDefaultStack);
   }
   return kDefaultStack;
+}
+
+// Gs are carved from slabs of 64 (never freed before teardown): 256 bytes
+// each with no per-allocation header, which the parked-goroutine RSS budget
+// (4.5 KiB with the stack page) notices. allg_lock.
+constexpr int kGSlab = 64;
+std::vector<std::unique_ptr<G[]>> g_slabs;
+int g_slab_left = 0;
+
+// A new G, registered in sched.allg.
+G* alloc_g() {
+  std::lock_guard<std::mutex> lock(sched.allg_lock);
+  if (g_slab_left == 0) {
+    g_slabs.push_back(std::make_unique<G[]>(kGSlab));
+    g_slab_left = kGSlab;
+  }
+  G* g = &g_slabs.back()[kGSlab - g_slab_left--];
+#if defined(GORO_TSAN)
+  g->ctx.tsan_fiber = __tsan_create_fiber(0);
+#endif
+  g->alllink = sched.allg;
+  sched.allg = g;
+  return g;
 }
 
 G* gfree_get(P* p) {
@@ -283,13 +307,7 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
   const bool pooled = want == sched.default_stack;
   G* g = gfree_get(p);
   if (g == nullptr) {
-    g = new G;
-#if defined(GORO_TSAN)
-    g->ctx.tsan_fiber = __tsan_create_fiber(0);
-#endif
-    std::lock_guard<std::mutex> lock(sched.allg_lock);
-    g->alllink = sched.allg;
-    sched.allg = g;
+    g = alloc_g();
   }
   if (pooled) {
     if (!take_credit(p)) {
@@ -512,11 +530,12 @@ void teardown(M* m0) {
 #if defined(GORO_TSAN)
     __tsan_destroy_fiber(g->ctx.tsan_fiber);
 #endif
-    delete g;
     g = next;
   }
   for (P* p : sched.allp)
     delete p;
+  g_slabs.clear();
+  g_slab_left = 0;
   delete g_stacks;
   g_stacks = nullptr;
   g_free_global = std::vector<G*>{};
@@ -551,12 +570,7 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   // The main goroutine: spawned by hand since there is no current G yet.
   m0->curg = nullptr;
   {
-    G* g = new G;
-#if defined(GORO_TSAN)
-    g->ctx.tsan_fiber = __tsan_create_fiber(0);
-#endif
-    g->alllink = sched.allg;
-    sched.allg = g;
+    G* g = alloc_g();
     Stack s;
     if (!stack_pool().grant_credits(1) || !stack_pool().allocate(sched.default_stack, &s))
       fatal("cannot map the main goroutine's stack");
