@@ -13,13 +13,24 @@
 // nothing) up to 10 ms, so a busy runtime is watched closely and a quiet one
 // cheaply. When every P is idle (and no trace is requested) it sleeps until
 // a P is taken again (pidleget wakes it), so an idle process burns no CPU.
+//
+// It also frees stacks idle for a period (StackPool::scavenge), and carries
+// out SIGQUIT the way a Go program does: a SIGQUIT (Ctrl-\) to a process
+// whose SIGQUIT is at its default action prints "SIGQUIT: quit" and one line
+// per goroutine (id, state or wait reason, spawn site) to stderr and exits
+// with status 2. The handler only sets a flag and wakes sysmon (both
+// async-signal-safe); sysmon, an ordinary thread, prints. A SIGQUIT handler
+// installed before goro::run is left alone.
 #include <fmt/core.h>
+#include <signal.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
+#include "scheduler/checkdead.hpp"
 #include "scheduler/debug.hpp"
 #include "scheduler/proc.hpp"
 
@@ -52,6 +63,9 @@ constexpr long kAsyncPreemptOffDefault = 0;
 #endif
 Note g_note;
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_sigquit{false};
+struct sigaction g_old_sigquit;
+bool g_sigquit_installed = false;
 std::atomic<bool> g_deep_sleep{false};   // Go's sched.sysmonwait (written under sched.lock)
 std::atomic<bool> g_wake_urgent{false};  // the deep sleep was ended by a blocking call
 
@@ -166,6 +180,23 @@ void poll_backstop(std::int64_t now) {
 
 void print_trace(std::int64_t since_start, bool detail);
 
+void on_sigquit(int) {
+  const int saved = errno;
+  g_sigquit.store(true, std::memory_order_relaxed);
+  g_note.wake();
+  errno = saved;
+}
+
+void quit_if_asked() {
+  if (!g_sigquit.load(std::memory_order_relaxed)) return;
+  std::fflush(stdout);
+  std::fputs("SIGQUIT: quit\n\n", stderr);
+  dump_goroutines(stderr);
+  std::fputs("exit status 2\n", stderr);
+  std::fflush(stderr);
+  std::_Exit(2);
+}
+
 bool all_idle() {
   return sched.npidle.load(std::memory_order_relaxed) == sched.gomaxprocs.load();
 }
@@ -187,6 +218,7 @@ void loop() {
     }
     g_note.sleep(delay);
     if (g_stop.load(std::memory_order_acquire)) break;
+    quit_if_asked();
     sched.sysmon_clock.store(coarse_now(), std::memory_order_relaxed);
     std::int64_t now = nanotime();
     // Before the idle check: a mostly idle process (a goroutine waking every
@@ -213,6 +245,7 @@ void loop() {
         const bool follow_limit = !sched.maxprocs_explicit.load(std::memory_order_relaxed);
         g_note.sleep(follow_limit ? kMaxprocsCheck : kDeepSleepMax);
         g_deep_sleep.store(false, std::memory_order_relaxed);
+        if (!g_stop.load(std::memory_order_acquire)) quit_if_asked();
         // As Go: only a goroutine entering a blocking call needs sysmon at
         // its quickest (to hand its P off). A P leaving the idle list also
         // wakes sysmon (hogs must still be caught), but keeps the backoff:
@@ -278,9 +311,21 @@ void sysmon_start() {
   sched.sysmon_clock.store(coarse_now(), std::memory_order_relaxed);
   g_async_preempt = debug_option_long("asyncpreemptoff", kAsyncPreemptOffDefault) != 1;
   g_thread = std::thread(loop);
+  struct sigaction cur {};
+  if (sigaction(SIGQUIT, nullptr, &cur) == 0 && cur.sa_handler == SIG_DFL) {
+    struct sigaction sa {};
+    sa.sa_handler = on_sigquit;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    g_sigquit_installed = sigaction(SIGQUIT, &sa, &g_old_sigquit) == 0;
+  }
 }
 
 void sysmon_stop() {
+  if (g_sigquit_installed) {
+    sigaction(SIGQUIT, &g_old_sigquit, nullptr);
+    g_sigquit_installed = false;
+  }
   g_stop.store(true, std::memory_order_release);
   g_note.wake();
   if (g_thread.joinable()) g_thread.join();

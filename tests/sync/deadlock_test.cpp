@@ -1,6 +1,10 @@
 // The deadlock report: "all goroutines are asleep - deadlock!", status 2 --
-// and no report when something can still wake a goroutine.
+// and no report when something can still wake a goroutine. Also the SIGQUIT
+// dump, which prints the same goroutine lines on demand (sysmon.cpp).
 #include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -92,6 +96,24 @@ TEST_F(Deadlock, NotReportedWhenAForeignThreadCanWake) {
         std::exit(0);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// SIGQUIT, as in Go: a dump of every goroutine with its wait reason, then
+// exit status 2. A goroutine blocked in a receive, one sleeping, and the main
+// goroutine, which sends the signal to the process and keeps running.
+TEST_F(Deadlock, SigquitDumpsGoroutinesAndExits) {
+  EXPECT_EXIT(run([] {
+                goro::Chan<int> ch;
+                goro::go([&] { ch.recv(); });
+                goro::go([] { goro::sleep_for(10s); });
+                goro::sleep_for(20ms);
+                kill(getpid(), SIGQUIT);
+                for (;;)
+                  goro::sleep_for(1ms);  // until sysmon prints and exits
+              }),
+              ::testing::ExitedWithCode(2),
+              "SIGQUIT: quit(.|\n)*goroutine [0-9]+ \\[(chan receive|sleep)\\](.|\n)*goroutine "
+              "[0-9]+ \\[(chan receive|sleep)\\](.|\n)*exit status 2");
 }
 
 }  // namespace
