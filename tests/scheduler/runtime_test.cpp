@@ -170,9 +170,14 @@ TEST(Runtime, ManySleepersWakeInDeadlineOrder) {
   std::vector<int> order;
   goro::run(
       [&] {
+        // Absolute deadlines, 10 ms apart, far enough ahead that every
+        // goroutine has started and parked before the first is due even on a
+        // loaded machine under TSan: the order tested is the timers', not
+        // the order in which the goroutines happened to start.
+        const auto base = std::chrono::steady_clock::now() + 100ms;
         for (int i = 9; i >= 0; --i) {
-          goro::go([&, i] {
-            goro::sleep_for(std::chrono::milliseconds(5 + 10 * i));
+          goro::go([&, i, base] {
+            goro::sleep_until(base + std::chrono::milliseconds(10 * i));
             std::lock_guard<std::mutex> lock(mu);
             order.push_back(i);
           });
