@@ -134,12 +134,17 @@ void dump_goroutines(std::FILE* out) {
   const std::int64_t now = nanotime();
   std::lock_guard<std::mutex> lock(sched.allg_lock);
   for (G* g = sched.allg; g != nullptr; g = g->alllink) {
-    const GStatus st = g->status.load(std::memory_order_relaxed);
+    // acquire pairs with start_g's release: the id and spawn site written
+    // before the G became runnable are visible (the SIGQUIT dump runs while
+    // goroutines are being spawned).
+    const GStatus st = g->status.load(std::memory_order_acquire);
     if (st == GStatus::kIdle || st == GStatus::kDead) continue;
-    std::string state =
-        st == GStatus::kWaiting ? wait_reason_string(g->wait_reason) : gstatus_string(st);
+    std::string state = st == GStatus::kWaiting
+                            ? wait_reason_string(g->wait_reason.load(std::memory_order_relaxed))
+                            : gstatus_string(st);
     if (st == GStatus::kWaiting) {
-      const std::int64_t minutes = (now - g->park_time) / 60'000'000'000;
+      const std::int64_t minutes =
+          (now - g->park_time.load(std::memory_order_relaxed)) / 60'000'000'000;
       if (minutes > 0) state += fmt::format(", {} minutes", minutes);
     }
     fmt::print(out, "goroutine {} [{}]:\n\tspawned at {}:{} ({})\n\n", g->id, state,
@@ -160,7 +165,8 @@ void check_dead() {
     for (G* g = sched.allg; g != nullptr; g = g->alllink) {
       const GStatus st = g->status.load(std::memory_order_relaxed);
       if (st == GStatus::kIdle || st == GStatus::kDead) continue;
-      if (st != GStatus::kWaiting || !is_sync_wait(g->wait_reason)) return;
+      if (st != GStatus::kWaiting || !is_sync_wait(g->wait_reason.load(std::memory_order_relaxed)))
+        return;
       ++asleep;
     }
   }

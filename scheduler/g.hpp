@@ -53,7 +53,9 @@ struct alignas(64) G {
   // Written by the M that owns the G's current transition (spawn, park,
   // ready, execute); read racily by dumps and sysmon, hence atomic.
   std::atomic<GStatus> status{GStatus::kIdle};
-  WaitReason wait_reason = WaitReason::kNone;
+  // Atomic (relaxed) because the SIGQUIT dump and scheddetail read them while
+  // goroutines run.
+  std::atomic<WaitReason> wait_reason{WaitReason::kNone};
   // The G holds a stack credit (stack.hpp "Stack credits"): from its spawn
   // until its default-size stack is freed. Owner-written.
   bool stack_credit = false;
@@ -71,8 +73,8 @@ struct alignas(64) G {
   int saved_errno = 0;
   int saved_locks = 0;  // M::locks of this goroutine's context while switched out
   void* eh_globals[2] = {nullptr, nullptr};
-  M* last_m = nullptr;         // the M it last ran on (debug migration)
-  std::int64_t park_time = 0;  // nanotime() when it parked (dumps)
+  M* last_m = nullptr;                     // the M it last ran on (debug migration)
+  std::atomic<std::int64_t> park_time{0};  // when it parked (dumps; relaxed)
   // The blocking call it is in (kSyscall) for sysmon's reports; owner-written
   // before the P is released, read by sysmon after its CAS on P::status.
   // Read by sysmon's handoff report while the owner sets and clears it.

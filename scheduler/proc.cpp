@@ -222,7 +222,7 @@ void stack_cache_flush(P* p) {
 void gfree_put(P* p, G* g) {
   g->task = nullptr;
   g->task_storage = nullptr;
-  g->wait_reason = WaitReason::kNone;
+  g->wait_reason.store(WaitReason::kNone, std::memory_order_relaxed);
   g->status.store(GStatus::kIdle, std::memory_order_relaxed);
   // Fresh thread state for the next goroutine on this G. (A preempt flag
   // sysmon sets on a G that just died costs its next incarnation one yield.)
@@ -380,7 +380,7 @@ void start_g(G* g, const TaskVTable* vt) noexcept {
   M* m = runtime_enter();
   P* p = m->p;
   p->spawned.store(p->spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
+  g->status.store(GStatus::kRunnable, std::memory_order_release);  // dumps read id after it
   runq_put(p, g, true);
   wakep();
   runtime_leave();

@@ -187,8 +187,9 @@ void park(WaitReason reason, ParkCommit commit, void* arg) {
   G* g = m->curg;
   GORO_CHECK(g != nullptr, "sched: park outside a goroutine");
   g->preempt.store(false, std::memory_order_relaxed);
-  g->wait_reason = reason;
-  g->park_time = sched.sysmon_clock.load(std::memory_order_relaxed);  // dumps: minutes
+  g->wait_reason.store(reason, std::memory_order_relaxed);
+  g->park_time.store(sched.sysmon_clock.load(std::memory_order_relaxed),
+                     std::memory_order_relaxed);  // dumps: minutes
   g->status.store(GStatus::kWaiting, std::memory_order_relaxed);
   P* pp = m->p;
   pp->parks.store(pp->parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -295,10 +295,11 @@ void print_trace(std::int64_t since_start, bool detail) {
     for (G* g = sched.allg; g != nullptr; g = g->alllink) {
       GStatus st = g->status.load(std::memory_order_relaxed);
       if (st == GStatus::kIdle || st == GStatus::kDead) continue;
-      line += fmt::format(
-          "  G{}: status={}({}) spawned at {}:{}\n", g->id, static_cast<int>(st),
-          st == GStatus::kWaiting ? wait_reason_string(g->wait_reason) : gstatus_string(st),
-          g->spawned_at.file_name(), g->spawned_at.line());
+      line += fmt::format("  G{}: status={}({}) spawned at {}:{}\n", g->id, static_cast<int>(st),
+                          st == GStatus::kWaiting
+                              ? wait_reason_string(g->wait_reason.load(std::memory_order_relaxed))
+                              : gstatus_string(st),
+                          g->spawned_at.file_name(), g->spawned_at.line());
     }
   }
   std::fputs(line.c_str(), stderr);
