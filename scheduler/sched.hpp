@@ -117,12 +117,12 @@ struct P {
   // "Stack credits"). Owner only. Invariant: nstack_cache <= stack_credits
   // (every cached stack is backed by one of the P's credits).
   static constexpr int kStackCache = 16;
-  // Goroutine ids [goid_next, goid_end) reserved for spawns here (owner only).
-  std::uint64_t goid_next = 0;
-  std::uint64_t goid_end = 0;
   int nstack_cache = 0;
   std::int64_t stack_credits = 0;
   Stack stack_cache[kStackCache];
+  // Goroutine ids [goid_next, goid_end) reserved for spawns here (owner only).
+  std::uint64_t goid_next = 0;
+  std::uint64_t goid_end = 0;
   // Goroutine accounting, owner-written (relaxed store of own value + 1);
   // num_goroutines() sums spawned - exited over all Ps.
   std::atomic<std::int64_t> spawned{0};

@@ -130,7 +130,7 @@ class StackPool {
   std::int64_t credits_out_ = 0;  // slots promised (see "Stack credits")
   std::vector<Stack> warm_;       // freed, still committed (LIFO: back is hottest)
   std::vector<Stack> cold_;       // freed, DONTNEED'd
-  // The smallest warm_.size() since the last scavenge: warm_[0, low_water_)
+  // The smallest warm_.size() since the last scavenge: warm_[0, low water)
   // went unused for the whole period.
   std::size_t warm_low_water_ = 0;
   // Stacks between warm_ and cold_ while scavenge() madvises them without the
