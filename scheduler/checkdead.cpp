@@ -171,8 +171,12 @@ void check_dead() {
     }
   }
   if (asleep == 0) return;
+  exit_with_goroutine_dump("fatal error: all goroutines are asleep - deadlock!");
+}
+
+void exit_with_goroutine_dump(const char* header) {
   std::fflush(stdout);
-  std::fputs("fatal error: all goroutines are asleep - deadlock!\n\n", stderr);
+  std::fprintf(stderr, "%s\n\n", header);
   dump_goroutines(stderr);
   std::fputs("exit status 2\n", stderr);
   std::fflush(stderr);

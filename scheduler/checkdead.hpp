@@ -18,4 +18,8 @@ void note_foreign_sync() noexcept;
 // One line per live goroutine: id, state or wait reason, where it was spawned.
 void dump_goroutines(std::FILE* out);
 
+// Prints header, the goroutine dump and "exit status 2" to stderr and exits
+// with status 2 (Go's fatal error and SIGQUIT endings).
+[[noreturn]] void exit_with_goroutine_dump(const char* header);
+
 }  // namespace goro::detail

@@ -188,13 +188,7 @@ void on_sigquit(int) {
 }
 
 void quit_if_asked() {
-  if (!g_sigquit.load(std::memory_order_relaxed)) return;
-  std::fflush(stdout);
-  std::fputs("SIGQUIT: quit\n\n", stderr);
-  dump_goroutines(stderr);
-  std::fputs("exit status 2\n", stderr);
-  std::fflush(stderr);
-  std::_Exit(2);
+  if (g_sigquit.load(std::memory_order_relaxed)) exit_with_goroutine_dump("SIGQUIT: quit");
 }
 
 bool all_idle() {
