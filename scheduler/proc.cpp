@@ -213,10 +213,9 @@ void bind_stack(P* p, G* g) {
 }
 
 void stack_cache_flush(P* p) {
-  while (p->nstack_cache > 0)
-    stack_pool().release(p->stack_cache[--p->nstack_cache]);
   if (p->stack_credits > 0) stack_pool().return_credits(p->stack_credits);
   p->stack_credits = 0;
+  trim_stack_cache(p);  // with no credits left, every cached stack goes back
 }
 
 void gfree_put(P* p, G* g) {
