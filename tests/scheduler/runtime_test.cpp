@@ -5,12 +5,17 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cfenv>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include "goro/goro.hpp"
+#if defined(__x86_64__)
+#include <fpu_control.h>
+#include <xmmintrin.h>
+#endif
 #include "tests/scheduler/gate.hpp"
 
 using namespace std::chrono_literals;
@@ -245,6 +250,89 @@ TEST(Runtime, ErrnoMigratesWithTheGoroutine) {
       },
       {.maxprocs = 4});
   EXPECT_EQ(bad.load(), 0);
+}
+
+// The floating-point control state (rounding mode, flush-to-zero, and on
+// x86-64 the x87 control word) belongs to the goroutine: the context switch
+// saves and restores it (scheduler/context_*.S), so a goroutine finds its own
+// after every yield and park, on whichever M it resumes, and a new goroutine
+// starts from the default. Both the direct goroutine-to-goroutine switch and
+// the one through g0 (parks, sleeps) are exercised.
+struct FpEnv {
+  int round;
+  std::uint32_t control;  // MXCSR or FPCR bits beyond the rounding mode (flush-to-zero)
+  std::uint32_t x87 = 0;  // x87 control word (x86-64)
+};
+
+FpEnv read_fp_env() {
+  FpEnv e{std::fegetround(), 0};
+#if defined(__x86_64__)
+  e.control = _mm_getcsr() & _MM_FLUSH_ZERO_MASK;
+  fpu_control_t cw;
+  _FPU_GETCW(cw);
+  e.x87 = cw;
+#elif defined(__aarch64__)
+  std::uint64_t fpcr;
+  asm volatile("mrs %0, fpcr" : "=r"(fpcr));
+  e.control = static_cast<std::uint32_t>(fpcr & (1u << 24));  // FZ
+#endif
+  return e;
+}
+
+void set_flush_to_zero(bool on) {
+#if defined(__x86_64__)
+  _mm_setcsr((_mm_getcsr() & ~_MM_FLUSH_ZERO_MASK) | (on ? _MM_FLUSH_ZERO_ON : 0));
+#elif defined(__aarch64__)
+  std::uint64_t fpcr;
+  asm volatile("mrs %0, fpcr" : "=r"(fpcr));
+  fpcr = on ? (fpcr | (1u << 24)) : (fpcr & ~std::uint64_t{1u << 24});
+  asm volatile("msr fpcr, %0" ::"r"(fpcr));
+#else
+  (void)on;
+#endif
+}
+
+bool same_env(const FpEnv& a, const FpEnv& b) {
+  return a.round == b.round && a.control == b.control && a.x87 == b.x87;
+}
+
+TEST(Runtime, FloatingPointControlStateIsPerGoroutine) {
+  static constexpr std::array kModes = {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+  std::atomic<int> bad{0}, checks{0}, fresh_bad{0};
+  goro::run(
+      [&] {
+        const FpEnv main_env = read_fp_env();
+        for (int k = 0; k < 16; ++k) {
+          goro::go([&, k] {
+            ASSERT_EQ(std::fesetround(kModes[k % 4]), 0);
+            set_flush_to_zero(k % 8 >= 4);
+            const FpEnv mine = read_fp_env();
+            for (int i = 0; i < 3000; ++i) {
+              if (i % 100 == 99) {
+                goro::sleep_for(std::chrono::microseconds(50));  // park, resumes through g0
+              } else if (i % 10 == 9) {
+                // A goroutine spawned from here starts from the default
+                // environment, not this one.
+                goro::go([&, main_env] {
+                  if (!same_env(read_fp_env(), main_env)) ++fresh_bad;
+                });
+              } else {
+                goro::yield();
+              }
+              if (!same_env(read_fp_env(), mine)) ++bad;
+              ++checks;
+            }
+          });
+        }
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+        // main never changed its own environment and got it back each time.
+        if (!same_env(read_fp_env(), main_env)) ++bad;
+      },
+      {.maxprocs = 4});
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(fresh_bad.load(), 0);
+  EXPECT_EQ(checks.load(), 16 * 3000);
 }
 
 TEST(Runtime, ParkingInsideCatchBlockKeepsTheException) {
