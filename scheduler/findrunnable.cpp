@@ -342,6 +342,12 @@ void reset_spinning(M* m) {
   wakep();
 }
 
+// runq_put's slow path, out of line: the Spill is a 1 KiB frame.
+void runq_put_general(P* p, G* g, bool next) {
+  RunQueue::Spill spill;
+  if (p->runq.put_general(g, next, &spill)) global_put_spill(spill);
+}
+
 void global_put_spill(const RunQueue::Spill& spill) {
   std::lock_guard<SchedMutex> lock(sched.lock);
   for (std::uint32_t i = 0; i < spill.n; ++i)

@@ -96,27 +96,31 @@ class RunQueue {
   // (Go's runqputslow: 129 Gs) and returns true; the caller must hand the
   // spill to the global queue.
   bool put(G* g, bool next, Spill* spill) {
-    // Inline fast path: when runnext is empty no thief can touch it (thieves
-    // only CAS a non-null value they read), so a plain release store fills
-    // it; a locked exchange here was 10% of a channel ping-pong, where
-    // runnext is always empty. Otherwise put_general exchanges.
-    if (next) {
-      if (runnext_.load(std::memory_order_relaxed) == nullptr) {
-        runnext_.store(g, std::memory_order_release);
-        return false;
-      }
-    } else {
-      // The tail, when there is room (a yield): as in put_general.
-      std::uint32_t h = head_.load(std::memory_order_acquire);
-      std::uint32_t t = tail_.load(std::memory_order_relaxed);
-      if (t - h < kSize) {
-        slots_[t % kSize].store(g, std::memory_order_relaxed);
-        tail_.store(t + 1, std::memory_order_release);
-        return false;
-      }
-    }
-    return put_general(g, next, spill);
+    return !try_put(g, next) && put_general(g, next, spill);
   }
+  // Owner only. put()'s inline fast path, which needs no Spill (a 1 KiB
+  // frame, once reserved on every yield): fills an empty runnext, or the tail
+  // when the ring has room. Returns false, having done nothing, otherwise.
+  bool try_put(G* g, bool next) {
+    // When runnext is empty no thief can touch it (thieves only CAS a
+    // non-null value they read), so a plain release store fills it; a locked
+    // exchange here was 10% of a channel ping-pong, where runnext is always
+    // empty. Otherwise put_general exchanges.
+    if (next) {
+      if (runnext_.load(std::memory_order_relaxed) != nullptr) return false;
+      runnext_.store(g, std::memory_order_release);
+      return true;
+    }
+    // The tail, when there is room (a yield): as in put_general.
+    std::uint32_t h = head_.load(std::memory_order_acquire);
+    std::uint32_t t = tail_.load(std::memory_order_relaxed);
+    if (t - h >= kSize) return false;
+    slots_[t % kSize].store(g, std::memory_order_relaxed);
+    tail_.store(t + 1, std::memory_order_release);
+    return true;
+  }
+  // Owner only. The rest of put() (runnext occupied, or the ring full).
+  bool put_general(G* g, bool next, Spill* spill);
   // Owner only. runnext first, then the head of the ring. *inherit is set when
   // the G came from runnext (it shares the current time slice). Inline: it
   // runs on every switch.
@@ -165,7 +169,6 @@ class RunQueue {
  private:
   std::uint32_t grab(RunQueue& victim, std::uint32_t dst_tail, bool steal_runnext,
                      bool victim_running);
-  bool put_general(G* g, bool next, Spill* spill);
   bool put_slow(G* g, std::uint32_t h, std::uint32_t t, Spill* spill);
 
   alignas(64) std::atomic<std::uint32_t> head_{0};

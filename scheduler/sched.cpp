@@ -98,8 +98,8 @@ static inline void mark_running(M* m, P* p, G* g, bool inherit) {
   p->running_g.store(g, std::memory_order_release);
 }
 
-// Runs the after-switch action left by whoever switched to us (see the essay).
-void land(M* m) {
+// land()'s out-of-line part: every action but a yield's (proc.hpp).
+void land_general(M* m) {
   AfterSwitch action = m->after;
   if (action == AfterSwitch::kNone) return;
   m->after = AfterSwitch::kNone;
