@@ -68,12 +68,9 @@ struct alignas(64) G {
   // --- lines 2 on: written by the runner
   Context ctx;
   Stack stack;
-  // Migrating thread state: saved when the G switches out, restored when it
-  // switches in (see runtime.hpp "Thread-local state").
-  int saved_errno = 0;
-  int saved_locks = 0;  // M::locks of this goroutine's context while switched out
-  void* eh_globals[2] = {nullptr, nullptr};
-  M* last_m = nullptr;                     // the M it last ran on (debug migration)
+  // (The thread state that migrates with the G — errno, exception globals,
+  // M::locks — is kept by the switching frame on the G's stack: sched.hpp
+  // ThreadState.)
   std::atomic<std::int64_t> park_time{0};  // when it parked (dumps; relaxed)
   // The blocking call it is in (kSyscall) for sysmon's reports; owner-written
   // before the P is released, read by sysmon after its CAS on P::status.

@@ -226,8 +226,6 @@ void gfree_put(P* p, G* g) {
   // Fresh thread state for the next goroutine on this G. (A preempt flag
   // sysmon sets on a G that just died costs its next incarnation one yield.)
   g->preempt.store(false, std::memory_order_relaxed);
-  g->saved_errno = 0;
-  g->eh_globals[0] = g->eh_globals[1] = nullptr;
   g->ctx.asan_fake_stack = nullptr;
   g->ctx.sp = nullptr;
   if (g->stack_credit) {
@@ -328,7 +326,7 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
     g->id = sched.next_goid.fetch_add(1, std::memory_order_relaxed);
   }
   g->spawned_at = where;
-  // saved_errno, eh_globals, preempt and the ASan fake stack were reset by
+  // preempt and the ASan fake stack were reset by
   // gfree_put, on the core the G died on (see G's layout).
   if (pooled && fn_size <= G::kInlineTask && fn_align <= G::kInlineTaskAlign) {
     // Late binding: mark_running gives it a stack when it first runs.

@@ -29,7 +29,7 @@ void signal_hog(P* p);
 // locks is written only by its own thread (plain load + store, no RMW);
 // compiler fences order it against m->p for the thread's signal handler.
 // The count belongs to the execution context, not the thread: a goroutine
-// saves it when it switches away (G::saved_locks) and puts it back on
+// saves it when it switches away (sched.hpp ThreadState) and puts it back on
 // whatever M it resumes on; g0 runs at 0 and raises it to 1 before handing
 // the thread to a goroutine.
 // The overloads taking an M are for callers that already hold current_m()
@@ -78,7 +78,6 @@ inline void land(M* m) {
   if (m->after == AfterSwitch::kRunqPut) {
     m->after = AfterSwitch::kNone;
     G* prev = m->after_g;
-    m->after_g = nullptr;
     runq_put(m->p, prev, false);
     return;
   }

@@ -69,8 +69,8 @@ G* fast_next(M* m, P* p, bool* inherit) {
   // One P-local flag covers shutdown and a pending retirement.
   if (p->leave_fast_path.load(std::memory_order_relaxed)) return nullptr;
   if (sched.npwait.load(std::memory_order_relaxed) > 0) return nullptr;  // donate at g0
-  if (p->schedtick.load(std::memory_order_relaxed) % 61 == 0 &&
-      sched.runq_size.load(std::memory_order_relaxed) > 0) {
+  if (sched.runq_size.load(std::memory_order_relaxed) > 0 &&
+      p->schedtick.load(std::memory_order_relaxed) % 61 == 0) {
     return nullptr;
   }
   // Is a timer due? The coarse clock (~4 ns, jiffy resolution) is read on
@@ -93,7 +93,6 @@ static inline void mark_running(M* m, P* p, G* g, bool inherit) {
   }
   if (g->ctx.sp == nullptr) bind_stack(p, g);  // first run (proc.cpp "Late stack binding")
   g->status.store(GStatus::kRunning, std::memory_order_relaxed);
-  g->last_m = m;
   m->curg = g;
   p->running_g.store(g, std::memory_order_release);
 }
@@ -104,7 +103,6 @@ void land_general(M* m) {
   if (action == AfterSwitch::kNone) return;
   m->after = AfterSwitch::kNone;
   G* prev = m->after_g;
-  m->after_g = nullptr;
   switch (action) {
     case AfterSwitch::kRunqPut:
       runq_put(m->p, prev, false);
@@ -138,7 +136,7 @@ static M* switch_away(M* m, G* g, bool exiting) {
   GORO_CHECK(m->locks.load(std::memory_order_relaxed) > 0,
              "sched: switch_away outside the runtime");
   if (g->stack.guard == GuardKind::kCanaryOnly) StackPool::check_canary(g->stack, g->id);
-  save_thread_state(m, g);
+  const ThreadState saved = save_thread_state(m);
   bool inherit = false;
   G* next = fast_next(m, p, &inherit);
   Context* to;
@@ -150,13 +148,12 @@ static M* switch_away(M* m, G* g, bool exiting) {
     p->running_g.store(nullptr, std::memory_order_relaxed);
     to = &m->g0;
   }
-  g->saved_locks = m->locks.load(std::memory_order_relaxed);
   switch_context(m, &g->ctx, to, exiting);
   // Resumed, possibly on another M.
   M* now = current_m();
-  now->locks.store(g->saved_locks, std::memory_order_relaxed);
+  restore_locks(now, saved);
   finish_switch_sanitizers(now, &g->ctx);
-  restore_thread_state(now, g);
+  restore_thread_state(now, saved);
   land(now);
   return now;
 }
@@ -262,7 +259,7 @@ void g_main() {
   G* g = m->curg;
   m->locks.store(1, std::memory_order_relaxed);  // runtime code until the body starts
   finish_switch_sanitizers(m, &g->ctx);
-  restore_thread_state(m, g);
+  reset_thread_state(m);
   land(m);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   m->locks.store(0, std::memory_order_relaxed);

@@ -65,10 +65,10 @@ struct M {
   // After-switch action (see AfterSwitch), set before switching, run by the
   // code that resumes on this M.
   AfterSwitch after = AfterSwitch::kNone;
-  G* after_g = nullptr;
+  G* after_g = nullptr;  // meaningful only while after != kNone
   ParkCommit after_commit = nullptr;
   void* after_arg = nullptr;
-  Context* switch_from = nullptr;  // ASan bookkeeping: the context switched away from
+  Context* switch_from = nullptr;  // ASan builds only: the context switched away from
   std::atomic<bool> exited{false};
   int tid = 0;  // gettid(), for sysmon's preemption signal
   // Runtime frames active on this thread (Go's m.locks). The hog protocol
@@ -311,14 +311,43 @@ void set_current_m(M* m) noexcept;
 // Binds m to this thread's errno and exception-handling globals (see
 // current.cpp); called once on each M's own thread.
 void bind_thread_state(M* m) noexcept;
-// Save/restore of the thread state that migrates with a goroutine.
-inline void save_thread_state(M* m, G* g) noexcept {
-  g->saved_errno = *m->errno_slot;
-  std::memcpy(g->eh_globals, m->eh_slot, sizeof g->eh_globals);
+// The thread state that migrates with a goroutine: errno, the C++
+// exception-handling globals (__cxa_eh_globals: the caught-exception stack a
+// `throw;` needs) and the runtime-entry count M::locks, which belongs to the
+// execution context (proc.hpp runtime_enter).
+//
+// The code that switches a goroutine away keeps it in a local: that frame
+// sits on the goroutine's own stack, which lives exactly as long as the
+// suspension, so the state needs no home in the G. It was in G fields; the
+// values then went TLS -> G -> TLS through memory on every switch, and
+// those store-to-load chains (with M::locks, an atomic the compiler cannot
+// keep in a register, reloaded after each store) carried from one yield to
+// the next: a fifth of a goroutine yield.
+struct ThreadState {
+  int err;
+  int locks;
+  void* eh[2];
+};
+inline ThreadState save_thread_state(M* m) noexcept {
+  ThreadState s;
+  s.err = *m->errno_slot;
+  s.locks = m->locks.load(std::memory_order_relaxed);
+  std::memcpy(s.eh, m->eh_slot, sizeof s.eh);
+  return s;
 }
-inline void restore_thread_state(M* m, G* g) noexcept {
-  std::memcpy(m->eh_slot, g->eh_globals, sizeof g->eh_globals);
-  *m->errno_slot = g->saved_errno;
+// After the switch, on the M the goroutine resumed on. locks first: the hog
+// protocol's handler must see the count before anything else runs here.
+inline void restore_locks(M* m, const ThreadState& s) noexcept {
+  m->locks.store(s.locks, std::memory_order_relaxed);
+}
+inline void restore_thread_state(M* m, const ThreadState& s) noexcept {
+  std::memcpy(m->eh_slot, s.eh, sizeof s.eh);
+  *m->errno_slot = s.err;
+}
+// A goroutine's first run: errno 0, no exception being handled.
+inline void reset_thread_state(M* m) noexcept {
+  std::memset(m->eh_slot, 0, sizeof(ThreadState::eh));
+  *m->errno_slot = 0;
 }
 
 // Ready a batch of Gs (poller output) onto run queues, waking idle Ps.

@@ -22,9 +22,9 @@
 
 namespace goro::detail {
 
-inline void switch_context(M* m, Context* from, Context* to, bool from_exiting) {
-  m->switch_from = from;
+inline void switch_context([[maybe_unused]] M* m, Context* from, Context* to, bool from_exiting) {
 #if defined(GORO_ASAN)
+  m->switch_from = from;
   __sanitizer_start_switch_fiber(from_exiting ? nullptr : &from->asan_fake_stack, to->stack_bottom,
                                  to->stack_size);
 #else

@@ -33,8 +33,8 @@
 //   4. The hog keeps running without a P. At its next runtime entry,
 //      runtime_enter notices m->p == nullptr and calls exit_syscall first.
 // M::locks across switches: the count belongs to the execution context. A
-// goroutine saves it in G::saved_locks when it switches away and restores it
-// on the M it resumes on; g0 runs at 0 and sets 1 before it sets curg, so
+// goroutine keeps it in its switching frame (sched.hpp ThreadState) and
+// restores it on the M it resumes on; g0 runs at 0 and sets 1 before it sets curg, so
 // the handler never sees a goroutine on the M with a zero count until that
 // goroutine is back in its own code (schedule_loop, g_main, switch_away).
 #include <signal.h>
@@ -98,13 +98,12 @@ void exit_syscall_slow(M* m, G* g) {
   m->after = AfterSwitch::kGlobalPut;
   m->after_g = g;
   m->curg = nullptr;
-  save_thread_state(m, g);
-  g->saved_locks = m->locks.load(std::memory_order_relaxed);
+  const ThreadState saved = save_thread_state(m);
   switch_context(m, &g->ctx, &m->g0, false);
   M* now = current_m();
-  now->locks.store(g->saved_locks, std::memory_order_relaxed);
+  restore_locks(now, saved);
   finish_switch_sanitizers(now, &g->ctx);
-  restore_thread_state(now, g);
+  restore_thread_state(now, saved);
   land(now);
 }
 
