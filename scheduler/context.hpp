@@ -1,15 +1,35 @@
 // Context switch: the few instructions that move a thread from one stack to
 // another. Design (DESIGN.md §3 "Context switch"):
 //
-// goro_ctx_switch(save_sp, new_sp) pushes the callee-saved registers and the
-// floating-point control words onto the current stack, stores the stack
-// pointer to *save_sp, loads new_sp and pops the same frame from there. A
-// suspended context is therefore nothing but a stack pointer. Caller-saved
-// registers need no saving: the compiler treats the call like any other.
+// ctx_switch(save_sp, new_sp) saves what the ABI says a call preserves (the
+// callee-saved registers, the MXCSR and x87 control words, or FPCR) on the
+// current stack, stores the stack pointer to *save_sp, loads new_sp and
+// restores the same from there. A suspended context is therefore nothing but
+// a stack pointer.
+//
+// x86-64: the switch is inline asm, not a call. It declares every register
+// but rsp and rbp clobbered, so the compiler saves (in the prologue of the
+// function it is inlined into) exactly the callee-saved registers that
+// function uses, and the asm itself keeps only rbp (it may be the frame
+// pointer, which an asm may not clobber), a resume address and the FP
+// control words. With an out-of-line switch the calling function saved five
+// registers and the switch six more, on every switch. Measured on an AMD EPYC
+// host (valgrind --tool=callgrind, goro-microbench --bench yield): 4
+// instructions fewer per yield, and a yield ~4% faster (it won 20 of 27
+// alternating pairs against the out-of-line switch).
+// The asm resumes the other context with an indirect jump to the resume
+// address it finds there: a label in the asm that saved that context (each
+// inlined copy has its own), predicted per site. It first steps over the
+// 128-byte red zone, which the enclosing function may use.
+// Frame, from the saved sp up: [MXCSR (4) | x87 CW (2) | pad] [rbp] [resume].
+//
+// AArch64: goro_ctx_switch (context_aarch64.S), an out-of-line call; the
+// compiler treats it as any call, so it saves x19-x28, x29, x30, d8-d15 and
+// FPCR itself.
 //
 // ctx_make(top, entry) lays out a fake saved frame at the top of a fresh stack
-// so that the first switch to it "returns" into goro_ctx_trampoline, which
-// calls entry() on a 16-byte aligned stack. entry must never return.
+// so that the first switch to it resumes in goro_ctx_trampoline, which calls
+// entry() on a 16-byte aligned stack. entry must never return.
 //
 // Rejected: ucontext (swapcontext makes a sigprocmask syscall per switch);
 // Boost.Context (a dependency for ~30 lines; and we want the sanitizer hooks
@@ -20,26 +40,80 @@
 #include <cstdint>
 #include <cstring>
 
-extern "C" void goro_ctx_switch(void** save_sp, void* new_sp);
 extern "C" void goro_ctx_trampoline();
+#if !defined(__x86_64__)
+extern "C" void goro_ctx_switch(void** save_sp, void* new_sp);
+#endif
 
 namespace goro::detail {
 
 using CtxEntry = void (*)();
 
+#if defined(__x86_64__)
+// Every register the other context may change, for the clobber list: all of
+// them but rsp and rbp (saved by the asm). xmm16-31 and the mask registers
+// exist (and may hold the compiler's values) only when AVX-512 is enabled.
+#if defined(__AVX512F__)
+#define GORO_CTX_AVX512_CLOBBERS                                                                \
+  , "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25",   \
+      "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6", \
+      "k7"
+#else
+#define GORO_CTX_AVX512_CLOBBERS
+#endif
+
+inline void ctx_switch(void** save_sp, void* new_sp) {
+  asm volatile(
+      "leaq -128(%%rsp), %%rsp\n\t"  // step over the red zone
+      "leaq 1f(%%rip), %%rax\n\t"
+      "pushq %%rax\n\t"  // resume address
+      "pushq %%rbp\n\t"
+      "subq $8, %%rsp\n\t"
+      // MXCSR is loaded unconditionally on the other side: on an AMD EPYC
+      // (Zen 4) stmxcsr costs ~12 cycles and a load of its result waits ~5
+      // more for its slow store, while ldmxcsr costs ~1.5 (a bare switch 6.7
+      // -> 5.4 ns). fldcw is the slow one on Intel and fnstcw cheap
+      // everywhere, so the x87 word keeps its compare-and-skip.
+      "stmxcsr (%%rsp)\n\t"
+      "fnstcw 4(%%rsp)\n\t"
+      "movzwl 4(%%rsp), %%ecx\n\t"
+      "movq %%rsp, (%0)\n\t"  // *save_sp = rsp
+      "movq %1, %%rsp\n\t"    // switch stacks
+      "ldmxcsr (%%rsp)\n\t"
+      "cmpw 4(%%rsp), %%cx\n\t"
+      "je 2f\n\t"
+      "fldcw 4(%%rsp)\n"
+      "2:\n\t"
+      "addq $8, %%rsp\n\t"
+      "popq %%rbp\n\t"
+      "popq %%rax\n\t"
+      "jmpq *%%rax\n"
+      "1:\n\t"
+      "leaq 128(%%rsp), %%rsp"
+      : "+D"(save_sp), "+S"(new_sp)
+      :
+      : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "xmm0",
+        "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+        "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)",
+        "st(6)", "st(7)", "memory", "cc" GORO_CTX_AVX512_CLOBBERS);
+}
+#undef GORO_CTX_AVX512_CLOBBERS
+#else
+inline void ctx_switch(void** save_sp, void* new_sp) {
+  goro_ctx_switch(save_sp, new_sp);
+}
+#endif
+
 inline void* ctx_make(void* stack_top, CtxEntry entry) {
   auto top = reinterpret_cast<std::uintptr_t>(stack_top) & ~std::uintptr_t{15};
 #if defined(__x86_64__)
-  // Frame popped by goro_ctx_switch: [fpu words][r15 r14 r13 r12 rbx rbp][ret].
+  // The frame ctx_switch pops: [fpu words][rbp][resume], then the entry the
+  // trampoline calls.
   auto* sp = reinterpret_cast<std::uint64_t*>(top);
-  *--sp = 0;                                                      // fake return of the trampoline
-  *--sp = reinterpret_cast<std::uint64_t>(&goro_ctx_trampoline);  // ret target
+  *--sp = 0;                                                      // padding
+  *--sp = reinterpret_cast<std::uint64_t>(entry);                 // read by the trampoline
+  *--sp = reinterpret_cast<std::uint64_t>(&goro_ctx_trampoline);  // resume address
   *--sp = 0;                                                      // rbp
-  *--sp = 0;                                                      // rbx
-  *--sp = reinterpret_cast<std::uint64_t>(entry);                 // r12: entry
-  *--sp = 0;                                                      // r13
-  *--sp = 0;                                                      // r14
-  *--sp = 0;                                                      // r15
   // MXCSR default 0x1F80 (all exceptions masked, round to nearest), x87 CW 0x037F.
   *--sp = 0x1F80ull | (0x037Full << 32);
   return sp;

@@ -33,7 +33,7 @@ inline void switch_context([[maybe_unused]] M* m, Context* from, Context* to, bo
 #if defined(GORO_TSAN)
   __tsan_switch_to_fiber(to->tsan_fiber, 0);
 #endif
-  goro_ctx_switch(&from->sp, to->sp);
+  ctx_switch(&from->sp, to->sp);
 }
 
 // First thing on the landing side of every switch. `self` is the context now
