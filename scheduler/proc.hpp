@@ -12,7 +12,6 @@ void schedule_loop(M* m);
 void g_main();
 [[noreturn]] void goroutine_panic(G* g, const char* what);
 [[noreturn]] void exit_current();
-M* yield_current(M* m);  // returns the M the goroutine resumed on
 void preempt_current();
 
 // syscall.cpp

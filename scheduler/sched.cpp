@@ -130,7 +130,7 @@ void land_general(M* m) {
 // for the next runnable one on this P, or for g0. Returns when g is resumed,
 // with the M it resumed on (callers use it instead of calling current_m()
 // again: one opaque call less per switch on the yield and park paths).
-static M* switch_away(M* m, G* g, bool exiting) {
+__attribute__((returns_nonnull)) static M* switch_away(M* m, G* g, bool exiting) {
   P* p = m->p;
   GORO_CHECK(p != nullptr && p->m == m, "sched: switch_away without owning a P");
   GORO_CHECK(m->locks.load(std::memory_order_relaxed) > 0,
@@ -158,14 +158,13 @@ static M* switch_away(M* m, G* g, bool exiting) {
   return now;
 }
 
-M* yield_current(M* m) {
-  G* g = m->curg;  // caller holds a runtime_enter
-  GORO_CHECK(g != nullptr, "sched: yield outside a goroutine");
+// The yielding goroutine g (m->curg, inside a runtime_enter) goes to the
+// tail of its P's queue once it is off its stack (land).
+static inline void begin_yield(M* m, G* g) {
   g->preempt.store(false, std::memory_order_relaxed);
   g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
   m->after = AfterSwitch::kRunqPut;
   m->after_g = g;
-  return switch_away(m, g, false);
 }
 
 void preempt_current() {
@@ -312,9 +311,12 @@ namespace goro {
 
 void yield() {
   detail::M* m = detail::current_m();
-  if (m == nullptr || m->curg == nullptr) return;
-  m = detail::runtime_enter(m);
-  detail::runtime_leave(detail::yield_current(m));
+  if (m == nullptr) return;
+  detail::G* g = m->curg;
+  if (g == nullptr) return;
+  m = detail::runtime_enter(m);  // may change M (reacquire_p); g stays ours
+  detail::begin_yield(m, g);
+  detail::runtime_leave(detail::switch_away(m, g, false));
 }
 
 void sleep_for(std::chrono::nanoseconds d) {
