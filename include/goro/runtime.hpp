@@ -16,6 +16,15 @@
 // the goroutine. Read errno right after the call that set it, and do not keep
 // pointers or references to thread_locals across goro calls.
 //
+// Floating-point environment: the control state (rounding mode, flush-to-
+// zero and denormals-are-zero, exception masks: MXCSR and the x87 control
+// word on x86-64, FPCR on AArch64) belongs to the goroutine. It survives
+// every switch, wherever the goroutine resumes, and no other goroutine sees
+// it; a new goroutine starts from the default (round to nearest, all
+// exceptions masked), not from its spawner's. The sticky exception flags
+// (fetestexcept) are not part of the guarantee: the ABI treats them as
+// caller-saved, and goro carries over those of MXCSR but not the x87 ones.
+//
 // Panics: an exception escaping a goroutine's function prints the goroutine's
 // id, where it was spawned and the exception's what(), then exits the process
 // with status 2, as an unrecovered Go panic does.
