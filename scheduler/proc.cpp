@@ -326,8 +326,8 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
     g->id = sched.next_goid.fetch_add(1, std::memory_order_relaxed);
   }
   g->spawned_at = where;
-  // preempt and the ASan fake stack were reset by
-  // gfree_put, on the core the G died on (see G's layout).
+  // preempt and the ASan fake stack were reset by gfree_put, on the core the
+  // G died on (see G's layout).
   if (pooled && fn_size <= G::kInlineTask && fn_align <= G::kInlineTaskAlign) {
     // Late binding: mark_running gives it a stack when it first runs.
     *storage = g->task_buf;
