@@ -1,16 +1,25 @@
 // Deadlock detection (Go's checkdead, proc.go): "all goroutines are asleep".
 //
-// check_dead() is called by an M that has given up its P and is about to
-// sleep (findrunnable.cpp release_and_block, right before stopm). If at that
-// moment nothing in the process can ever make a goroutine runnable again, the
-// program is deadlocked: print every goroutine with its wait reason and exit
-// with status 2, as Go does, instead of hanging silently.
+// check_dead_locked() is called by an M that has given up its P, in stopm,
+// in the same sched.lock critical section that puts it on the idle M list
+// (Go calls checkdead from mput the same way). If at that moment nothing in
+// the process can ever make a goroutine runnable again, the program is
+// deadlocked: print every goroutine with its wait reason and exit with
+// status 2, as Go does, instead of hanging silently.
+//
+// Why inside that critical section: the last M to go idle must be the one
+// that sees every M idle. When the check ran just before stopm, under its
+// own lock, two Ms going idle together could each check while the other was
+// still outside midle, then both sleep: no report, a silent hang (seen in CI
+// under TSan; Deadlock.ReportedWhenManyMsGoIdleAtOnce). With the insertion
+// and the check atomic under sched.lock, whichever M inserts itself last
+// counts all the others.
 //
 // "Nothing can" is checked conservatively, under sched.lock so that no P or M
 // changes state underneath (startm, wakep and pidleget all take it):
-//   - not shutting down; every other M is idle (in midle), so none is
-//     running a goroutine, a park commit, a timer callback, or blocked in the
-//     poller (an M there is not in midle) or in a syscall;
+//   - not shutting down; every M is idle (in midle, the caller included), so
+//     none is running a goroutine, a park commit, a timer callback, or
+//     blocked in the poller (an M there is not in midle) or in a syscall;
 //   - every P is idle, the global queue and every local queue empty;
 //   - no timer is pending on any P (a sleep, a deadline, after(), a select
 //     timeout could wake someone);
@@ -105,7 +114,7 @@ bool enabled() {
 bool anything_can_wake_locked() {
   if (sched.stopping.load(std::memory_order_relaxed)) return true;
   if (g_foreign_sync.load(std::memory_order_relaxed)) return true;
-  if (sched.nmidle + 1 < sched.mcount.load(std::memory_order_relaxed)) return true;
+  if (sched.nmidle < sched.mcount.load(std::memory_order_relaxed)) return true;
   if (sched.npidle.load(std::memory_order_relaxed) != sched.gomaxprocs.load()) return true;
   if (sched.runq_size.load(std::memory_order_relaxed) != 0) return true;
   if (sched.lastpoll.load(std::memory_order_relaxed) == 0) return true;  // an M polls
@@ -147,17 +156,18 @@ void dump_goroutines(std::FILE* out) {
           (now - g->park_time.load(std::memory_order_relaxed)) / 60'000'000'000;
       if (minutes > 0) state += fmt::format(", {} minutes", minutes);
     }
-    fmt::print(out, "goroutine {} [{}]:\n\tspawned at {}:{} ({})\n\n", g->id, state,
-               g->spawned_at.file_name(), g->spawned_at.line(), g->spawned_at.function_name());
+    const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
+    fmt::print(out, "goroutine {} [{}]:\n\tspawned at {}:{} ({})\n\n",
+               g->id.load(std::memory_order_relaxed), state, at.file_name(), at.line(),
+               at.function_name());
   }
 }
 
-void check_dead() {
-  if (!enabled() || sched.stopping.load(std::memory_order_relaxed)) return;
+void check_dead_locked() {
+  if (!enabled()) return;
   // Cheap filter first: this runs every time an M goes to sleep, usually
-  // while other Ps are busy, and must not contend on sched.lock then.
+  // while other Ps are busy.
   if (sched.npidle.load(std::memory_order_relaxed) != sched.gomaxprocs.load()) return;
-  std::unique_lock<SchedMutex> lock(sched.lock);
   if (anything_can_wake_locked()) return;
   std::size_t asleep = 0;
   {

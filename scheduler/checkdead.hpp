@@ -5,13 +5,14 @@
 
 namespace goro::detail {
 
-// Called by an M right before it sleeps with no P (release_and_block): exits
-// the process with status 2 and a goroutine dump if every goroutine is
-// parked on a sync primitive and nothing can ever wake one.
-void check_dead();
+// Called with sched.lock held by an M that has just put itself on the idle
+// M list (stopm), in the same critical section: exits the process with
+// status 2 and a goroutine dump if every goroutine is parked on a sync
+// primitive and nothing can ever wake one.
+void check_dead_locked();
 
 // Records that a sync operation came from a thread outside the runtime; from
-// then on check_dead never reports (such a thread could wake a goroutine at
+// then on check_dead_locked never reports (such a thread could wake a goroutine at
 // any time without the runtime knowing).
 void note_foreign_sync() noexcept;
 

@@ -173,6 +173,9 @@ void stopm(M* m) {
     m->schedlink = sched.midle;
     sched.midle = m;
     ++sched.nmidle;
+    // "all goroutines are asleep": here, not before taking the lock, so the
+    // last M to go idle sees every other M idle (checkdead.cpp).
+    check_dead_locked();
   }
   sched.m_parks.fetch_add(1, std::memory_order_relaxed);
   m->park.sleep();
@@ -231,7 +234,7 @@ G* release_and_block(M* m, std::int64_t poll_until) {
       return nullptr;
     }
     m->p = nullptr;
-    p->m = nullptr;
+    p->m.store(nullptr, std::memory_order_relaxed);
     pidleput_locked(p);
   }
   const bool was_spinning = m->spinning;
@@ -266,7 +269,6 @@ G* release_and_block(M* m, std::int64_t poll_until) {
     std::int64_t pu = sched.poll_until.load(std::memory_order_relaxed);
     if (pu == 0 || pu > poll_until) poller->wake();
   }
-  check_dead();  // "all goroutines are asleep" (checkdead.cpp)
   stopm(m);
   return nullptr;
 }
@@ -308,7 +310,7 @@ G* find_runnable(M* m, bool* inherit) {
         sched.pwait = w->schedlink;
         sched.npwait.fetch_sub(1, std::memory_order_relaxed);
         m->p = nullptr;
-        p->m = nullptr;
+        p->m.store(nullptr, std::memory_order_relaxed);
         p->running_g.store(nullptr, std::memory_order_relaxed);
         w->nextp = p;
         w->park.wake();
@@ -368,9 +370,10 @@ void global_put_batch(GQueue& q) {
 }
 
 void acquirep(M* m, P* p) {
-  GORO_CHECK(p->m == nullptr, "sched: acquirep of a P owned by another M");
+  GORO_CHECK(p->m.load(std::memory_order_relaxed) == nullptr,
+             "sched: acquirep of a P owned by another M");
   m->p = p;
-  p->m = m;
+  p->m.store(m, std::memory_order_relaxed);
   p->owner_tid.store(m->tid, std::memory_order_relaxed);
   p->status.store(PStatus::kRunning, std::memory_order_release);
 }

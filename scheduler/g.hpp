@@ -48,8 +48,12 @@ struct alignas(64) G {
   // stack, bound at spawn, else on the heap (see spawn.hpp).
   const TaskVTable* task = nullptr;
   void* task_storage = nullptr;
-  std::uint64_t id = 0;
-  std::source_location spawned_at;
+  // Written at spawn; atomic (relaxed) because the SIGQUIT dump, sysmon and
+  // scheddetail read them while the G may be dying and being reused by a
+  // spawn on another M (a reader may then see the new goroutine's values,
+  // never torn ones). A relaxed access is a plain mov on x86-64 and AArch64.
+  std::atomic<std::uint64_t> id{0};
+  std::atomic<std::source_location> spawned_at{};
   // Written by the M that owns the G's current transition (spawn, park,
   // ready, execute); read racily by dumps and sysmon, hence atomic.
   std::atomic<GStatus> status{GStatus::kIdle};

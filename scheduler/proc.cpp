@@ -321,11 +321,11 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
       p->goid_next = sched.next_goid.fetch_add(kGoidBatch, std::memory_order_relaxed);
       p->goid_end = p->goid_next + kGoidBatch;
     }
-    g->id = p->goid_next++;
+    g->id.store(p->goid_next++, std::memory_order_relaxed);
   } else {
-    g->id = sched.next_goid.fetch_add(1, std::memory_order_relaxed);
+    g->id.store(sched.next_goid.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
   }
-  g->spawned_at = where;
+  g->spawned_at.store(where, std::memory_order_relaxed);
   // preempt and the ASan fake stack were reset by gfree_put, on the core the
   // G died on (see G's layout).
   if (pooled && fn_size <= G::kInlineTask && fn_align <= G::kInlineTaskAlign) {
@@ -573,8 +573,8 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
       fatal("cannot map the main goroutine's stack");
     g->stack_credit = true;
     attach_stack(g, s);
-    g->id = sched.next_goid.fetch_add(1);
-    g->spawned_at = std::source_location::current();
+    g->id.store(sched.next_goid.fetch_add(1), std::memory_order_relaxed);
+    g->spawned_at.store(std::source_location::current(), std::memory_order_relaxed);
     struct MainTask {
       MainResult* r;
       void operator()() const {

@@ -65,7 +65,8 @@ void global_put_spill(const RunQueue::Spill& spill);
 // global queue. The caller owns p. Inline: a yield and a ready run it.
 void runq_put_general(P* p, G* g, bool next);
 inline void runq_put(P* p, G* g, bool next) {
-  GORO_CHECK(p->m == current_m(), "sched: runq_put on a P this M does not own");
+  GORO_CHECK(p->m.load(std::memory_order_relaxed) == current_m(),
+             "sched: runq_put on a P this M does not own");
   if (__builtin_expect(!p->runq.try_put(g, next), 0)) runq_put_general(p, g, next);
 }
 
@@ -109,10 +110,6 @@ StackPool& stack_pool();
 // Creates an M (an OS thread) that starts with P p. Reports and gives the P
 // back when the thread limit or the OS refuses.
 void newm(P* p, bool spinning);
-
-// checkdead.cpp: reports a deadlock (and exits) when no goroutine can ever
-// run again; called by an M about to sleep.
-void check_dead();
 
 // procresize.cpp
 bool p_is_doomed(const P* p);   // beyond gomaxprocs: to be retired

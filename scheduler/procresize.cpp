@@ -56,7 +56,7 @@ void retire_locked(P* p) {
   p->retire_requested.store(false, std::memory_order_relaxed);
   p->leave_fast_path.store(false, std::memory_order_relaxed);
   p->running_g.store(nullptr, std::memory_order_relaxed);
-  p->m = nullptr;
+  p->m.store(nullptr, std::memory_order_relaxed);
   p->status.store(PStatus::kDead, std::memory_order_release);
 }
 

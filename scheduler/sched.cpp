@@ -132,10 +132,12 @@ void land_general(M* m) {
 // again: one opaque call less per switch on the yield and park paths).
 __attribute__((returns_nonnull)) static M* switch_away(M* m, G* g, bool exiting) {
   P* p = m->p;
-  GORO_CHECK(p != nullptr && p->m == m, "sched: switch_away without owning a P");
+  GORO_CHECK(p != nullptr && p->m.load(std::memory_order_relaxed) == m,
+             "sched: switch_away without owning a P");
   GORO_CHECK(m->locks.load(std::memory_order_relaxed) > 0,
              "sched: switch_away outside the runtime");
-  if (g->stack.guard == GuardKind::kCanaryOnly) StackPool::check_canary(g->stack, g->id);
+  if (g->stack.guard == GuardKind::kCanaryOnly)
+    StackPool::check_canary(g->stack, g->id.load(std::memory_order_relaxed));
   const ThreadState saved = save_thread_state(m);
   bool inherit = false;
   G* next = fast_next(m, p, &inherit);
@@ -249,7 +251,7 @@ G* current_g() noexcept {
 }
 
 std::uint64_t goroutine_id(const G* g) noexcept {
-  return g != nullptr ? g->id : 0;
+  return g != nullptr ? g->id.load(std::memory_order_relaxed) : 0;
 }
 
 // Entry of every goroutine: the trampoline calls it on the fresh stack.
@@ -276,9 +278,10 @@ void g_main() {
 
 void goroutine_panic(G* g, const char* what) {
   std::fflush(stdout);
+  const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
   std::fprintf(stderr, "panic: %s\n\ngoroutine %llu [running]:\n\tspawned at %s:%u (%s)\n", what,
-               static_cast<unsigned long long>(g->id), g->spawned_at.file_name(),
-               static_cast<unsigned>(g->spawned_at.line()), g->spawned_at.function_name());
+               static_cast<unsigned long long>(g->id.load(std::memory_order_relaxed)),
+               at.file_name(), static_cast<unsigned>(at.line()), at.function_name());
   std::fprintf(stderr, "exit status 2\n");
   std::fflush(stderr);
   std::_Exit(2);

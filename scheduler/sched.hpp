@@ -95,7 +95,10 @@ enum class PStatus : std::uint32_t { kIdle = 0, kRunning = 1, kSyscall = 2, kDea
 struct P {
   int id = 0;
   std::atomic<PStatus> status{PStatus::kIdle};
-  M* m = nullptr;  // owner M (written under ownership transfer)
+  // Owner M, written under ownership transfer. Atomic (relaxed) only because
+  // scheddetail reads it from sysmon while Ms trade Ps; owners order their
+  // hand-offs with sched.lock and the status/running_g fences, not this.
+  std::atomic<M*> m{nullptr};
   RunQueue runq;
   // Incremented on every non-inherited schedule; read by sysmon (hence
   // atomic, relaxed: a stale read only delays a preemption flag by a tick).

@@ -62,7 +62,7 @@ inline void detach_p(M* m, G* g, const char* what) {
   p->syscalltick.store(p->syscalltick.load(std::memory_order_relaxed) + 1,
                        std::memory_order_relaxed);
   m->oldp = p;
-  p->m = nullptr;
+  p->m.store(nullptr, std::memory_order_relaxed);
   p->owner_tid.store(0, std::memory_order_relaxed);
   m->p = nullptr;
   std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -188,7 +188,8 @@ M* reacquire_p(M* m) {
     p->status.store(PStatus::kIdle, std::memory_order_relaxed);  // acquirep makes it running
   }
   m->oldp = nullptr;
-  if (p->m != nullptr && p == oldp) p->m = nullptr;
+  if (p == oldp && p->m.load(std::memory_order_relaxed) != nullptr)
+    p->m.store(nullptr, std::memory_order_relaxed);
   acquirep(m, p);
   g->syscall_what.store(nullptr, std::memory_order_relaxed);
   p->running_g.store(g, std::memory_order_release);
@@ -224,7 +225,7 @@ void exit_syscall() noexcept {
   PStatus expect = PStatus::kSyscall;
   if (oldp != nullptr &&
       oldp->status.compare_exchange_strong(expect, PStatus::kRunning, std::memory_order_acquire)) {
-    oldp->m = m;
+    oldp->m.store(m, std::memory_order_relaxed);
     oldp->owner_tid.store(m->tid, std::memory_order_relaxed);
     m->p = oldp;
   } else {

@@ -83,10 +83,11 @@ void report_handoff(G* g, std::int64_t since, std::int64_t now, bool hog) {
   last_report = now;
   const char* what = g->syscall_what.load(std::memory_order_relaxed);
   const double ms = static_cast<double>(now - since) / 1e6;
+  const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
   std::string line = fmt::format(
       "goro: sysmon: goroutine {} (spawned at {}:{}) has been {} for {:.1f} ms; its P was handed "
       "to another thread",
-      g->id, g->spawned_at.file_name(), g->spawned_at.line(),
+      g->id.load(std::memory_order_relaxed), at.file_name(), at.line(),
       hog ? "running without a scheduling point"
           : fmt::format("in a blocking call ({})", what != nullptr ? what : "?"),
       ms);
@@ -278,7 +279,7 @@ void print_trace(std::int64_t since_start, bool detail) {
       ticks);
   if (detail) {
     for (P* p : sched.allp) {
-      M* m = p->m;
+      M* m = p->m.load(std::memory_order_relaxed);
       line += fmt::format(
           "  P{}: status={} schedtick={} m={} runqsize={} gfreecnt={} timerslen={}\n", p->id,
           static_cast<int>(p->status.load()), p->schedtick.load(),
@@ -287,13 +288,16 @@ void print_trace(std::int64_t since_start, bool detail) {
     }
     std::lock_guard<std::mutex> lock(sched.allg_lock);
     for (G* g = sched.allg; g != nullptr; g = g->alllink) {
-      GStatus st = g->status.load(std::memory_order_relaxed);
+      // acquire: as in dump_goroutines (checkdead.cpp).
+      GStatus st = g->status.load(std::memory_order_acquire);
       if (st == GStatus::kIdle || st == GStatus::kDead) continue;
-      line += fmt::format("  G{}: status={}({}) spawned at {}:{}\n", g->id, static_cast<int>(st),
+      const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
+      line += fmt::format("  G{}: status={}({}) spawned at {}:{}\n",
+                          g->id.load(std::memory_order_relaxed), static_cast<int>(st),
                           st == GStatus::kWaiting
                               ? wait_reason_string(g->wait_reason.load(std::memory_order_relaxed))
                               : gstatus_string(st),
-                          g->spawned_at.file_name(), g->spawned_at.line());
+                          at.file_name(), at.line());
     }
   }
   std::fputs(line.c_str(), stderr);

@@ -3,7 +3,9 @@
 // dump, which prints the same goroutine lines on demand (sysmon.cpp).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -96,6 +98,79 @@ TEST_F(Deadlock, NotReportedWhenAForeignThreadCanWake) {
         std::exit(0);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// The report must not depend on which M goes to sleep last. Many goroutines
+// on many Ps park at nearly the same moment, so several Ms give up their Ps
+// together; the last of them to sleep must see all the others asleep. (The
+// check used to run before the M entered the idle list, outside the lock
+// that puts it there, so two Ms could each see the other still awake and
+// both sleep: a hang instead of the report, seen once in CI under TSan.)
+//
+// Each round re-executes this test binary as a fresh process (as gtest's
+// threadsafe death tests do; a plain fork child of a TSan process gets a
+// second sanitizer thread, which the report rightly counts as a possible
+// waker) and gives it 20 s before it counts as hung.
+constexpr const char* kManyMsChild = "GORO_TEST_DEADLOCK_CHILD";
+
+void many_ms_deadlock_child() {
+  goro::run(
+      [] {
+        goro::Chan<int> start;
+        for (int i = 0; i < 32; ++i) {
+          goro::go([start, i]() mutable {
+            start.recv();  // closed below: all of them wake at once
+            for (int k = 0; k < i % 4; ++k)
+              goro::yield();
+            goro::Chan<int> never;
+            never.recv();
+          });
+        }
+        goro::yield();
+        start.close();
+        goro::Chan<int> never;
+        never.recv();
+      },
+      goro::Options{.maxprocs = 8});
+  _exit(0);  // not reached: the deadlock report exits with status 2
+}
+
+TEST_F(Deadlock, ReportedWhenManyMsGoIdleAtOnce) {
+  if (getenv(kManyMsChild) != nullptr) many_ms_deadlock_child();
+  constexpr int kRounds = 30;
+  int hung = 0;
+  int wrong_status = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const int devnull = open("/dev/null", O_WRONLY);
+      if (devnull >= 0) {
+        dup2(devnull, STDOUT_FILENO);
+        dup2(devnull, STDERR_FILENO);
+      }
+      setenv(kManyMsChild, "1", 1);
+      execl("/proc/self/exe", "sync_deadlock_test",
+            "--gtest_filter=Deadlock.ReportedWhenManyMsGoIdleAtOnce", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int ms = 0; ms < 20'000 && done == 0; ms += 5) {
+      done = waitpid(pid, &status, WNOHANG);
+      if (done == 0) std::this_thread::sleep_for(5ms);
+    }
+    if (done == 0) {
+      ++hung;
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 2) {
+      ++wrong_status;
+    }
+  }
+  EXPECT_EQ(hung, 0) << "of " << kRounds << " deadlocked children, " << hung
+                     << " hung instead of reporting";
+  EXPECT_EQ(wrong_status, 0) << "children that exited other than with the report's status 2";
 }
 
 // SIGQUIT, as in Go: a dump of every goroutine with its wait reason, then
