@@ -403,7 +403,7 @@ void newm(P* p, bool spinning) {
     // a goroutine at shutdown can still reach here through ready -> wakep).
     std::lock_guard<SchedMutex> lock(sched.lock);
     if (!sched.stopping.load(std::memory_order_relaxed)) {
-      raw->id = sched.allm.size() + 1;  // M0 is 0
+      raw->id.store(sched.allm.size() + 1, std::memory_order_relaxed);  // M0 is 0
       sched.allm.push_back(std::move(m));
       try {
         raw->thread = std::thread([raw] { m_start(raw); });

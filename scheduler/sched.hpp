@@ -51,7 +51,9 @@ enum class AfterSwitch : std::uint8_t {
 };
 
 struct M {
-  std::uint64_t id = 0;
+  // Set before the thread starts; atomic (relaxed) because scheddetail reads
+  // it from sysmon through a P's relaxed m pointer, which orders nothing.
+  std::atomic<std::uint64_t> id{0};
   Context g0;         // the thread's own stack, where the scheduler loop runs
   G* curg = nullptr;  // the G running on this M, or nullptr on g0
   P* p = nullptr;     // the P held, or nullptr

@@ -283,8 +283,9 @@ void print_trace(std::int64_t since_start, bool detail) {
       line += fmt::format(
           "  P{}: status={} schedtick={} m={} runqsize={} gfreecnt={} timerslen={}\n", p->id,
           static_cast<int>(p->status.load()), p->schedtick.load(),
-          m != nullptr ? static_cast<long long>(m->id) : -1LL, p->runq.size(),
-          p->ngfree.load(std::memory_order_relaxed), p->timers.next_when.load() == kNever ? 0 : 1);
+          m != nullptr ? static_cast<long long>(m->id.load(std::memory_order_relaxed)) : -1LL,
+          p->runq.size(), p->ngfree.load(std::memory_order_relaxed),
+          p->timers.next_when.load() == kNever ? 0 : 1);
     }
     std::lock_guard<std::mutex> lock(sched.allg_lock);
     for (G* g = sched.allg; g != nullptr; g = g->alllink) {

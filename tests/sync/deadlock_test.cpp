@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "tests/sync/sync_test_util.hpp"
 
@@ -137,10 +140,32 @@ void many_ms_deadlock_child() {
 
 TEST_F(Deadlock, ReportedWhenManyMsGoIdleAtOnce) {
   if (getenv(kManyMsChild) != nullptr) many_ms_deadlock_child();
-  constexpr int kRounds = 30;
+  // With the bug, about one round in 30 hung (TSan build, idle 2-core
+  // machine): 200 rounds miss it with probability ~0.1%. A round takes ~80 ms
+  // under TSan; the test stops at the third hung round.
+  constexpr int kRounds = 200;
+  constexpr int kMaxHung = 3;
+  // The child's environment, built before fork (only async-signal-safe calls
+  // between fork and exec): ours plus the marker, minus gtest's sharding
+  // variables (a sharded run could otherwise select no test in the child).
+  std::vector<std::string> env_store;
+  for (char** e = ::environ; *e != nullptr; ++e) {  // unistd.h (_GNU_SOURCE)
+    const std::string_view kv(*e);
+    if (kv.starts_with("GTEST_TOTAL_SHARDS=") || kv.starts_with("GTEST_SHARD_INDEX=") ||
+        kv.starts_with(std::string(kManyMsChild) + "="))
+      continue;
+    env_store.emplace_back(kv);
+  }
+  env_store.push_back(std::string(kManyMsChild) + "=1");
+  std::vector<char*> child_env;
+  for (std::string& kv : env_store)
+    child_env.push_back(kv.data());
+  child_env.push_back(nullptr);
+
+  int rounds = 0;
   int hung = 0;
   int wrong_status = 0;
-  for (int round = 0; round < kRounds; ++round) {
+  for (; rounds < kRounds && hung < kMaxHung; ++rounds) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -149,16 +174,16 @@ TEST_F(Deadlock, ReportedWhenManyMsGoIdleAtOnce) {
         dup2(devnull, STDOUT_FILENO);
         dup2(devnull, STDERR_FILENO);
       }
-      setenv(kManyMsChild, "1", 1);
-      execl("/proc/self/exe", "sync_deadlock_test",
-            "--gtest_filter=Deadlock.ReportedWhenManyMsGoIdleAtOnce", static_cast<char*>(nullptr));
+      execle("/proc/self/exe", "sync_deadlock_test",
+             "--gtest_filter=Deadlock.ReportedWhenManyMsGoIdleAtOnce", static_cast<char*>(nullptr),
+             child_env.data());
       _exit(127);
     }
     int status = 0;
     pid_t done = 0;
-    for (int ms = 0; ms < 20'000 && done == 0; ms += 5) {
+    for (int ms = 0; ms < 20'000 && done == 0; ms += 2) {
       done = waitpid(pid, &status, WNOHANG);
-      if (done == 0) std::this_thread::sleep_for(5ms);
+      if (done == 0) std::this_thread::sleep_for(2ms);
     }
     if (done == 0) {
       ++hung;
@@ -168,7 +193,7 @@ TEST_F(Deadlock, ReportedWhenManyMsGoIdleAtOnce) {
       ++wrong_status;
     }
   }
-  EXPECT_EQ(hung, 0) << "of " << kRounds << " deadlocked children, " << hung
+  EXPECT_EQ(hung, 0) << "of " << rounds << " deadlocked children, " << hung
                      << " hung instead of reporting";
   EXPECT_EQ(wrong_status, 0) << "children that exited other than with the report's status 2";
 }
