@@ -440,13 +440,14 @@ TEST(Runtime, SchedtraceAndScheddetailPrintWhileGoroutinesRun) {
     if (eol == std::string::npos) eol = out.size();
     const std::string line = out.substr(pos, eol - pos);
     pos = eol + 1;
-    long ms = 0, a[6] = {};
+    long ms = 0, threads = 0, spinning = 0, needspinning = 0, idle_ms = 0, runqueue = 0;
+    long local[4] = {};  // one run-queue length per P
     int procs = 0, idle = 0, n = 0;
     if (std::sscanf(line.c_str(),
                     "SCHED %ldms: gomaxprocs=%d idleprocs=%d threads=%ld spinningthreads=%ld "
                     "needspinning=%ld idlethreads=%ld runqueue=%ld [%ld %ld %ld %ld]%n",
-                    &ms, &procs, &idle, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[5], &a[5],
-                    &a[5], &n) == 12 &&
+                    &ms, &procs, &idle, &threads, &spinning, &needspinning, &idle_ms, &runqueue,
+                    &local[0], &local[1], &local[2], &local[3], &n) == 12 &&
         n > 0 && procs == 4 && idle >= 0 && idle <= 4 &&
         line.find(" schedticks=[ ", static_cast<std::size_t>(n)) != std::string::npos) {
       ++sched_lines;
