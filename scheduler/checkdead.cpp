@@ -116,7 +116,7 @@ bool anything_can_wake_locked() {
   if (g_foreign_sync.load(std::memory_order_relaxed)) return true;
   if (sched.nmidle < sched.mcount.load(std::memory_order_relaxed)) return true;
   if (sched.npidle.load(std::memory_order_relaxed) != sched.gomaxprocs.load()) return true;
-  if (sched.runq_size.load(std::memory_order_relaxed) != 0) return true;
+  if (sched.runq_size() != 0) return true;
   if (sched.lastpoll.load(std::memory_order_relaxed) == 0) return true;  // an M polls
   if (sched.poller != nullptr && sched.poller->has_waiters()) return true;
   for (P* p : sched.allp) {

@@ -76,13 +76,13 @@ G* global_get_locked(P* p, std::int64_t max) {
   // put_array only fails to place Gs if the ring is nearly full; give them back.
   for (std::uint32_t i = nb; i > placed; --i)
     sched.runq.push_front(batch[i - 1]);
-  sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
+  sched.publish_runq_size_locked();
   sched.global_takes.fetch_add(1, std::memory_order_relaxed);
   return g;
 }
 
 G* global_get(P* p, std::int64_t max) {
-  if (sched.runq_size.load(std::memory_order_relaxed) == 0) return nullptr;
+  if (sched.runq_size() == 0) return nullptr;
   std::lock_guard<SchedMutex> lock(sched.lock);
   return global_get_locked(p, max);
 }
@@ -243,7 +243,7 @@ G* release_and_block(M* m, std::int64_t poll_until) {
     m->spinning = false;
     sched.nmspinning.fetch_sub(1, std::memory_order_seq_cst);
     storeload_fence();
-    bool work = sched.runq_size.load(std::memory_order_relaxed) > 0 || any_runq_nonempty();
+    bool work = sched.runq_size() > 0 || any_runq_nonempty();
     if (work) {
       std::lock_guard<SchedMutex> lock(sched.lock);
       if (P* p2 = pidleget_locked()) {
@@ -291,8 +291,7 @@ G* find_runnable(M* m, bool* inherit) {
         m->spinning = false;
         sched.nmspinning.fetch_sub(1, std::memory_order_seq_cst);
         storeload_fence();
-        if (sched.runq_size.load(std::memory_order_relaxed) > 0 || any_runq_nonempty() ||
-            earliest_timer() != kNever) {
+        if (sched.runq_size() > 0 || any_runq_nonempty() || earliest_timer() != kNever) {
           wakep();
         }
       }
@@ -303,12 +302,12 @@ G* find_runnable(M* m, bool* inherit) {
       retire_owned_p(m);  // a live shrink removed this P
       continue;           // without a P: stop spinning, then stopm
     }
-    if (sched.npwait.load(std::memory_order_relaxed) > 0) {
+    if (sched.npwait() > 0) {
       // An M with a goroutine on it waits for a P (syscall.cpp reacquire_p).
       std::lock_guard<SchedMutex> lock(sched.lock);
       if (M* w = sched.pwait) {
         sched.pwait = w->schedlink;
-        sched.npwait.fetch_sub(1, std::memory_order_relaxed);
+        sched.set_npwait_locked(sched.npwait() - 1);
         m->p = nullptr;
         p->m.store(nullptr, std::memory_order_relaxed);
         p->running_g.store(nullptr, std::memory_order_relaxed);
@@ -354,19 +353,19 @@ void global_put_spill(const RunQueue::Spill& spill) {
   std::lock_guard<SchedMutex> lock(sched.lock);
   for (std::uint32_t i = 0; i < spill.n; ++i)
     sched.runq.push_back(spill.g[i]);
-  sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
+  sched.publish_runq_size_locked();
 }
 
 void global_put(G* g) {
   std::lock_guard<SchedMutex> lock(sched.lock);
   sched.runq.push_back(g);
-  sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
+  sched.publish_runq_size_locked();
 }
 
 void global_put_batch(GQueue& q) {
   std::lock_guard<SchedMutex> lock(sched.lock);
   sched.runq.append(q);
-  sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
+  sched.publish_runq_size_locked();
 }
 
 void acquirep(M* m, P* p) {
@@ -396,7 +395,7 @@ void pidleput_locked(P* p) {
   }
   if (M* w = sched.pwait) {  // an M holding a goroutine waits for a P: donate it
     sched.pwait = w->schedlink;
-    sched.npwait.fetch_sub(1, std::memory_order_relaxed);
+    sched.set_npwait_locked(sched.npwait() - 1);
     p->running_g.store(nullptr, std::memory_order_relaxed);
     w->nextp = p;
     w->park.wake();
@@ -511,7 +510,7 @@ void stop_the_world_wake_all() {
     for (M* m = sched.pwait; m != nullptr; m = m->schedlink)
       idle.push_back(m);
     sched.pwait = nullptr;
-    sched.npwait.store(0, std::memory_order_relaxed);
+    sched.set_npwait_locked(0);
   }
   for (M* m : idle)
     m->park.wake();

@@ -426,7 +426,7 @@ void newm(P* p, bool spinning) {
     std::lock_guard<SchedMutex> lock(sched.lock);
     if (!queued.empty()) {
       sched.runq.append(queued);
-      sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
+      sched.publish_runq_size_locked();
     }
     pidleput_locked(p);
   }

@@ -75,7 +75,7 @@ inline void runq_put(P* p, G* g, bool next) {
 // one on the hot path: an out-of-line dispatch per switch was measurable in
 // the yield benchmark.
 inline void land(M* m) {
-  if (m->after == AfterSwitch::kRunqPut) {
+  if (__builtin_expect(m->after == AfterSwitch::kRunqPut, 1)) {
     m->after = AfterSwitch::kNone;
     G* prev = m->after_g;
     runq_put(m->p, prev, false);

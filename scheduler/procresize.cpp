@@ -49,7 +49,7 @@ void retire_locked(P* p) {
   p->runq.drain_to(q);
   if (!q.empty()) {
     sched.runq.append(q);
-    sched.runq_size.store(sched.runq.size(), std::memory_order_relaxed);
+    sched.publish_runq_size_locked();
   }
   gfree_spill_locked(p);
   stack_cache_flush(p);
@@ -89,7 +89,7 @@ void retire_owned_p(M* m) {
     retire_locked(p);
   }
   flush_moved_timers();
-  if (sched.runq_size.load(std::memory_order_relaxed) > 0) wakep();  // its run queue went global
+  if (sched.runq_size() > 0) wakep();  // its run queue went global
 }
 
 void flush_moved_timers() {
@@ -154,7 +154,7 @@ int resize_procs(int n) {
   }
   flush_moved_timers();
   // New Ps: put them to work if anything is queued.
-  for (int i = 0; i < started && sched.runq_size.load(std::memory_order_relaxed) > 0; ++i) {
+  for (int i = 0; i < started && sched.runq_size() > 0; ++i) {
     startm(nullptr, false);
   }
   wakep();

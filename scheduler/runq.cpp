@@ -98,7 +98,7 @@ bool RunQueue::put_general(G* g, bool next, Spill* spill) {
     std::uint32_t h = head_.load(std::memory_order_acquire);
     std::uint32_t t = tail_.load(std::memory_order_relaxed);  // only we write it
     if (t - h < kSize) {
-      slots_[t % kSize].store(g, std::memory_order_relaxed);
+      slot(t).store(g, std::memory_order_relaxed);
       tail_.store(t + 1, std::memory_order_release);  // publish the slot (pairs with thieves)
       return false;
     }
@@ -113,7 +113,7 @@ bool RunQueue::put_slow(G* g, std::uint32_t h, std::uint32_t t, Spill* spill) {
   (void)t;
   G* batch[n];
   for (std::uint32_t i = 0; i < n; ++i) {
-    batch[i] = slots_[(h + i) % kSize].load(std::memory_order_relaxed);
+    batch[i] = slot(h + i).load(std::memory_order_relaxed);
   }
   // Claim the oldest half; on failure a thief got there first.
   if (!head_.compare_exchange_strong(h, h + n, std::memory_order_release,
@@ -132,7 +132,7 @@ void RunQueue::put_batch(GQueue& q) {
   std::uint32_t t = tail_.load(std::memory_order_relaxed);
   std::uint32_t n = 0;
   while (!q.empty() && (t + n) - h < kSize) {
-    slots_[(t + n) % kSize].store(q.pop_front(), std::memory_order_relaxed);
+    slot(t + n).store(q.pop_front(), std::memory_order_relaxed);
     ++n;
   }
   if (n != 0) tail_.store(t + n, std::memory_order_release);
@@ -144,7 +144,7 @@ std::uint32_t RunQueue::put_array(G* const* gs, std::uint32_t n) {
   const std::uint32_t room = kSize - (t - h);
   if (n > room) n = room;
   for (std::uint32_t i = 0; i < n; ++i)
-    slots_[(t + i) % kSize].store(gs[i], std::memory_order_relaxed);
+    slot(t + i).store(gs[i], std::memory_order_relaxed);
   if (n != 0) tail_.store(t + n, std::memory_order_release);
   return n;
 }
@@ -169,13 +169,13 @@ std::uint32_t RunQueue::grab(RunQueue& victim, std::uint32_t dst_tail, bool stea
       if (!victim.runnext_.compare_exchange_strong(next, nullptr, std::memory_order_acq_rel)) {
         continue;
       }
-      slots_[dst_tail % kSize].store(next, std::memory_order_relaxed);
+      slot(dst_tail).store(next, std::memory_order_relaxed);
       return 1;
     }
     if (n > kSize / 2) continue;  // h and t were read inconsistently
     for (std::uint32_t i = 0; i < n; ++i) {
-      G* g = victim.slots_[(h + i) % kSize].load(std::memory_order_relaxed);
-      slots_[(dst_tail + i) % kSize].store(g, std::memory_order_relaxed);
+      G* g = victim.slot(h + i).load(std::memory_order_relaxed);
+      slot(dst_tail + i).store(g, std::memory_order_relaxed);
     }
     // The CAS decides: on success the n slots we copied were ours.
     if (victim.head_.compare_exchange_strong(h, h + n, std::memory_order_acq_rel,
@@ -190,7 +190,7 @@ G* RunQueue::steal_from(RunQueue& victim, bool steal_runnext, bool victim_runnin
   std::uint32_t n = grab(victim, t, steal_runnext, victim_running);
   if (n == 0) return nullptr;
   --n;
-  G* g = slots_[(t + n) % kSize].load(std::memory_order_relaxed);
+  G* g = slot(t + n).load(std::memory_order_relaxed);
   if (n == 0) return g;
   GORO_CHECK(t - head_.load(std::memory_order_acquire) + n < kSize, "runq: steal overflow");
   tail_.store(t + n, std::memory_order_release);

@@ -65,13 +65,15 @@ namespace {
 
 // Picks the next G for a direct switch from a goroutine, or nullptr when the
 // slow path (g0, find_runnable) is due. See "Time slices and fairness".
-G* fast_next(M* m, P* p, bool* inherit) {
+__attribute__((always_inline)) inline G* fast_next(M* m, P* p, bool* inherit) {
   // One P-local flag covers shutdown and a pending retirement.
   if (p->leave_fast_path.load(std::memory_order_relaxed)) return nullptr;
-  if (sched.npwait.load(std::memory_order_relaxed) > 0) return nullptr;  // donate at g0
-  if (sched.runq_size.load(std::memory_order_relaxed) > 0 &&
-      p->schedtick.load(std::memory_order_relaxed) % 61 == 0) {
-    return nullptr;
+  // One load covers the global queue and the Ms waiting for a P (Sched::gate).
+  const std::uint64_t gate = sched.gate.load(std::memory_order_relaxed);
+  if (__builtin_expect(gate != 0, 0)) {
+    if (Sched::gate_npwait(gate) > 0) return nullptr;  // donate the P at g0
+    // Otherwise the global queue holds Gs: serve it on every 61st schedule.
+    if (p->schedtick.load(std::memory_order_relaxed) % 61 == 0) return nullptr;
   }
   // Is a timer due? The coarse clock (~4 ns, jiffy resolution) is read on
   // every 4th fast switch only: a P always busy with short goroutines still
@@ -130,7 +132,18 @@ void land_general(M* m) {
 // for the next runnable one on this P, or for g0. Returns when g is resumed,
 // with the M it resumed on (callers use it instead of calling current_m()
 // again: one opaque call less per switch on the yield and park paths).
-__attribute__((returns_nonnull)) static M* switch_away(M* m, G* g, bool exiting) {
+//
+// Inlined into goro::yield (the switch_away below serves everyone else): a
+// yield then makes no call at all on its fast path and passes its runtime
+// entry count in a register. kCallerRestoresLocks: the caller stores its own
+// M::locks right after this returns, so the count is neither saved nor
+// restored here. That is safe because a goroutine always lands with
+// M::locks >= 1: whoever switched to it was inside the runtime (the check
+// below; schedule_loop raises the count to 1 before it switches), so land()
+// runs inside the runtime either way.
+template <bool kCallerRestoresLocks>
+__attribute__((returns_nonnull, always_inline)) static inline M* switch_away_inl(M* m, G* g,
+                                                                                 bool exiting) {
   P* p = m->p;
   GORO_CHECK(p != nullptr && p->m.load(std::memory_order_relaxed) == m,
              "sched: switch_away without owning a P");
@@ -138,11 +151,11 @@ __attribute__((returns_nonnull)) static M* switch_away(M* m, G* g, bool exiting)
              "sched: switch_away outside the runtime");
   if (g->stack.guard == GuardKind::kCanaryOnly)
     StackPool::check_canary(g->stack, g->id.load(std::memory_order_relaxed));
-  const ThreadState saved = save_thread_state(m);
+  const ThreadState saved = save_thread_state(m, !kCallerRestoresLocks);
   bool inherit = false;
   G* next = fast_next(m, p, &inherit);
   Context* to;
-  if (next != nullptr) {
+  if (__builtin_expect(next != nullptr, 1)) {
     mark_running(m, p, next, inherit);
     to = &next->ctx;
   } else {
@@ -153,11 +166,15 @@ __attribute__((returns_nonnull)) static M* switch_away(M* m, G* g, bool exiting)
   switch_context(m, &g->ctx, to, exiting);
   // Resumed, possibly on another M.
   M* now = current_m();
-  restore_locks(now, saved);
+  if (!kCallerRestoresLocks) restore_locks(now, saved);
   finish_switch_sanitizers(now, &g->ctx);
   restore_thread_state(now, saved);
   land(now);
   return now;
+}
+
+__attribute__((returns_nonnull, noinline)) static M* switch_away(M* m, G* g, bool exiting) {
+  return switch_away_inl<false>(m, g, exiting);
 }
 
 // The yielding goroutine g (m->curg, inside a runtime_enter) goes to the
@@ -313,13 +330,26 @@ void schedule_loop(M* m) {
 namespace goro {
 
 void yield() {
-  detail::M* m = detail::current_m();
+  using namespace detail;
+  M* m = current_m();
   if (m == nullptr) return;
-  detail::G* g = m->curg;
+  G* g = m->curg;
   if (g == nullptr) return;
-  m = detail::runtime_enter(m);  // may change M (reacquire_p); g stays ours
-  detail::begin_yield(m, g);
-  detail::runtime_leave(detail::switch_away(m, g, false));
+  // runtime_enter, with the count kept in a register: switch_away_inl<true>
+  // leaves it alone and the count is stored once more after the switch.
+  const int locks = m->locks.load(std::memory_order_relaxed) + 1;
+  m->locks.store(locks, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (__builtin_expect(m->p == nullptr, 0)) {
+    m = reacquire_p(m);  // may change M; g stays ours
+    begin_yield(m, g);
+    runtime_leave(switch_away(m, g, false));
+    return;
+  }
+  begin_yield(m, g);
+  m = switch_away_inl<true>(m, g, false);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  m->locks.store(locks - 1, std::memory_order_relaxed);  // runtime_leave
 }
 
 void sleep_for(std::chrono::nanoseconds d) {

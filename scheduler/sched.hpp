@@ -218,16 +218,37 @@ class AllP {
 
 struct Sched {
   SchedMutex lock;
-  GFifo runq;                              // global run queue (lock)
-  std::atomic<std::int64_t> runq_size{0};  // mirror of runq.size for lock-free peeks
-  P* pidle = nullptr;                      // idle P stack (lock)
+  GFifo runq;          // global run queue (lock)
+  P* pidle = nullptr;  // idle P stack (lock)
   std::atomic<int> npidle{0};
   M* midle = nullptr;  // idle M stack (lock)
   int nmidle = 0;      // (lock)
   // Ms whose goroutine lost its P to the hog protocol and which wait, with
   // the goroutine still on them, for a P to be donated (syscall.cpp). (lock)
   M* pwait = nullptr;
-  std::atomic<int> npwait{0};
+  // Lock-free peeks at the global queue's length (runq.size()) and at the
+  // number of Ms on pwait, packed in one word: a goroutine switch must watch
+  // both (sched.cpp fast_next) and reads them with one load, which is zero
+  // when neither needs it. Length in the low 32 bits, the count in the high.
+  // Written only with the lock held (plain load + store: the lock orders the
+  // writers), read anywhere with relaxed loads, as the two separate
+  // counters were; a reader now sees a consistent pair.
+  std::atomic<std::uint64_t> gate{0};
+  static std::int64_t gate_runq_size(std::uint64_t w) { return static_cast<std::uint32_t>(w); }
+  static int gate_npwait(std::uint64_t w) { return static_cast<int>(w >> 32); }
+  std::int64_t runq_size() const { return gate_runq_size(gate.load(std::memory_order_relaxed)); }
+  int npwait() const { return gate_npwait(gate.load(std::memory_order_relaxed)); }
+  void publish_runq_size_locked() {
+    const std::uint64_t n = static_cast<std::uint64_t>(runq.size());
+    GORO_CHECK(n <= 0xffffffffu, "sched: global run queue beyond 2^32 goroutines");
+    const std::uint64_t w = gate.load(std::memory_order_relaxed);
+    gate.store((w & ~std::uint64_t{0xffffffffu}) | n, std::memory_order_relaxed);
+  }
+  void set_npwait_locked(int n) {
+    const std::uint64_t w = gate.load(std::memory_order_relaxed);
+    gate.store((w & 0xffffffffu) | (static_cast<std::uint64_t>(n) << 32),
+               std::memory_order_relaxed);
+  }
   std::atomic<int> nmspinning{0};
   std::atomic<int> needspinning{0};
   std::atomic<int> gomaxprocs{0};
@@ -333,10 +354,12 @@ struct ThreadState {
   int locks;
   void* eh[2];
 };
-inline ThreadState save_thread_state(M* m) noexcept {
+// with_locks = false: the caller sets the count itself after the switch
+// (goro::yield), and locks is left 0.
+inline ThreadState save_thread_state(M* m, bool with_locks = true) noexcept {
   ThreadState s;
   s.err = *m->errno_slot;
-  s.locks = m->locks.load(std::memory_order_relaxed);
+  s.locks = with_locks ? m->locks.load(std::memory_order_relaxed) : 0;
   std::memcpy(s.eh, m->eh_slot, sizeof s.eh);
   return s;
 }

@@ -11,7 +11,7 @@ RuntimeStats stats() {
   s.maxprocs = static_cast<std::uint64_t>(sched.gomaxprocs.load());
   s.idle_procs = static_cast<std::uint64_t>(sched.npidle.load());
   s.spinning_threads = static_cast<std::uint64_t>(sched.nmspinning.load());
-  s.global_runq = static_cast<std::uint64_t>(sched.runq_size.load());
+  s.global_runq = static_cast<std::uint64_t>(sched.runq_size());
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
     s.idle_threads = static_cast<std::uint64_t>(sched.nmidle);

@@ -175,7 +175,7 @@ M* reacquire_p(M* m) {
     if (p == nullptr) {
       m->schedlink = sched.pwait;
       sched.pwait = m;
-      sched.npwait.fetch_add(1, std::memory_order_relaxed);
+      sched.set_npwait_locked(sched.npwait() + 1);
       lock.unlock();
       m->park.sleep();
       p = m->nextp;
@@ -252,7 +252,7 @@ void exit_syscall() noexcept {
 // idle list.
 void handoffp(P* p) {
   p->running_g.store(nullptr, std::memory_order_relaxed);
-  if (!p->runq.empty() || sched.runq_size.load(std::memory_order_relaxed) > 0) {
+  if (!p->runq.empty() || sched.runq_size() > 0) {
     startm(p, false);
     return;
   }
@@ -267,7 +267,7 @@ void handoffp(P* p) {
   bool start = false;
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
-    if (sched.runq_size.load(std::memory_order_relaxed) > 0) {
+    if (sched.runq_size() > 0) {
       start = true;
     } else if (sched.npidle.load() == sched.gomaxprocs.load() - 1 && sched.lastpoll.load() != 0 &&
                sched.poller != nullptr && sched.poller->has_waiters()) {

@@ -275,8 +275,7 @@ void print_trace(std::int64_t since_start, bool detail) {
       "SCHED {}ms: gomaxprocs={} idleprocs={} threads={} spinningthreads={} needspinning={} "
       "idlethreads={} runqueue={} [{}] schedticks=[{} ]\n",
       since_start / 1'000'000, sched.gomaxprocs.load(), sched.npidle.load(), sched.mcount.load(),
-      sched.nmspinning.load(), sched.needspinning.load(), nmidle, sched.runq_size.load(), queues,
-      ticks);
+      sched.nmspinning.load(), sched.needspinning.load(), nmidle, sched.runq_size(), queues, ticks);
   if (detail) {
     for (P* p : sched.allp) {
       M* m = p->m.load(std::memory_order_relaxed);
