@@ -126,8 +126,10 @@ TEST(LogSink, BlockedDescriptorStallsNeitherHandlersNorTheOnlyP) {
             sum += *ping.recv();
             goro::sleep_for(2ms);
           }
-          served_while_blocked.store(sum == 190);
+          // handoffs first: the test thread reads it as soon as it sees the
+          // flag (stored the other way round, it could read 0 under load).
           handoffs.store(goro::stats().handoffs);
+          served_while_blocked.store(sum == 190);
           sink.reset();  // returns once the test thread has drained the pipe
         },
         opts);
