@@ -16,7 +16,7 @@ goro_ctx_trampoline:
     .cfi_undefined rip
     movq (%rsp), %rax
     xorl %ebp, %ebp
-    andq $-16, %rsp
+    andq $-16, %rsp          // a no-op with ctx_make's layout; kept as a safeguard
     callq *%rax
     ud2
     .cfi_endproc

@@ -307,7 +307,7 @@ G* find_runnable(M* m, bool* inherit) {
       std::lock_guard<SchedMutex> lock(sched.lock);
       if (M* w = sched.pwait) {
         sched.pwait = w->schedlink;
-        sched.set_npwait_locked(sched.npwait() - 1);
+        sched.add_npwait_locked(-1);
         m->p = nullptr;
         p->m.store(nullptr, std::memory_order_relaxed);
         p->running_g.store(nullptr, std::memory_order_relaxed);
@@ -395,7 +395,7 @@ void pidleput_locked(P* p) {
   }
   if (M* w = sched.pwait) {  // an M holding a goroutine waits for a P: donate it
     sched.pwait = w->schedlink;
-    sched.set_npwait_locked(sched.npwait() - 1);
+    sched.add_npwait_locked(-1);
     p->running_g.store(nullptr, std::memory_order_relaxed);
     w->nextp = p;
     w->park.wake();
@@ -510,7 +510,7 @@ void stop_the_world_wake_all() {
     for (M* m = sched.pwait; m != nullptr; m = m->schedlink)
       idle.push_back(m);
     sched.pwait = nullptr;
-    sched.set_npwait_locked(0);
+    sched.clear_npwait_locked();
   }
   for (M* m : idle)
     m->park.wake();

@@ -36,7 +36,8 @@ namespace {
 std::mutex g_resize_mu;  // one resize at a time (sysmon vs set_maxprocs)
 
 // Moves a retiring P's queued work to where live Ps find it. sched.lock held
-// or not: the run queue is drained by its owner (or it is empty, when idle).
+// (it writes the global queue and Sched::gate); the P's own run queue is
+// drained by its owner (or it is empty, when idle).
 void retire_locked(P* p) {
   GORO_CHECK(p->id != 0, "procresize: P0 is never retired");
   const std::int64_t when = p->timers.move_all_to(sched.allp[0]->timers);

@@ -84,6 +84,7 @@ class GFifo {
 class RunQueue {
  public:
   static constexpr std::uint32_t kSize = 256;
+  static_assert((kSize & (kSize - 1)) == 0, "free-running counters wrap: a power of two");
   // What a put on a full ring moves out (Go's runqputslow): half the ring
   // plus the G being put, oldest first, for the global queue.
   struct Spill {
@@ -181,10 +182,6 @@ class RunQueue {
   // every put and get).
   std::atomic<G*>& slot(std::uint32_t i) {
     std::atomic<G*>* s = &slots_[0];
-    return s[std::size_t{i & (kSize - 1)}];
-  }
-  const std::atomic<G*>& slot(std::uint32_t i) const {
-    const std::atomic<G*>* s = &slots_[0];
     return s[std::size_t{i & (kSize - 1)}];
   }
 

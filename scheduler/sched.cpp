@@ -134,8 +134,8 @@ void land_general(M* m) {
 // again: one opaque call less per switch on the yield and park paths).
 //
 // Inlined into goro::yield (the switch_away below serves everyone else): a
-// yield then makes no call at all on its fast path and passes its runtime
-// entry count in a register. kCallerRestoresLocks: the caller stores its own
+// yield then makes no call at all on its fast path and keeps its runtime
+// entry count in a local. kCallerRestoresLocks: the caller stores its own
 // M::locks right after this returns, so the count is neither saved nor
 // restored here. That is safe because a goroutine always lands with
 // M::locks >= 1: whoever switched to it was inside the runtime (the check
@@ -335,8 +335,9 @@ void yield() {
   if (m == nullptr) return;
   G* g = m->curg;
   if (g == nullptr) return;
-  // runtime_enter, with the count kept in a register: switch_away_inl<true>
-  // leaves it alone and the count is stored once more after the switch.
+  // runtime_enter, with the count kept in a local (spilled across the
+  // switch like any value): switch_away_inl<true> neither saves nor restores
+  // M::locks, and the count is stored once more after the switch.
   const int locks = m->locks.load(std::memory_order_relaxed) + 1;
   m->locks.store(locks, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);

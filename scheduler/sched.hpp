@@ -244,10 +244,15 @@ struct Sched {
     const std::uint64_t w = gate.load(std::memory_order_relaxed);
     gate.store((w & ~std::uint64_t{0xffffffffu}) | n, std::memory_order_relaxed);
   }
-  void set_npwait_locked(int n) {
+  void add_npwait_locked(int delta) {
     const std::uint64_t w = gate.load(std::memory_order_relaxed);
+    const int n = gate_npwait(w) + delta;
+    GORO_CHECK(n >= 0, "sched: npwait below zero");
     gate.store((w & 0xffffffffu) | (static_cast<std::uint64_t>(n) << 32),
                std::memory_order_relaxed);
+  }
+  void clear_npwait_locked() {
+    gate.store(gate.load(std::memory_order_relaxed) & 0xffffffffu, std::memory_order_relaxed);
   }
   std::atomic<int> nmspinning{0};
   std::atomic<int> needspinning{0};
@@ -364,7 +369,9 @@ inline ThreadState save_thread_state(M* m, bool with_locks = true) noexcept {
   return s;
 }
 // After the switch, on the M the goroutine resumed on. locks first: the hog
-// protocol's handler must see the count before anything else runs here.
+// protocol's handler must see this goroutine's count before its own code
+// runs. (goro::yield stores its count later, after land(): the M already
+// holds a count >= 1 then, see sched.cpp switch_away_inl.)
 inline void restore_locks(M* m, const ThreadState& s) noexcept {
   m->locks.store(s.locks, std::memory_order_relaxed);
 }

@@ -175,7 +175,7 @@ M* reacquire_p(M* m) {
     if (p == nullptr) {
       m->schedlink = sched.pwait;
       sched.pwait = m;
-      sched.set_npwait_locked(sched.npwait() + 1);
+      sched.add_npwait_locked(1);
       lock.unlock();
       m->park.sleep();
       p = m->nextp;
