@@ -16,6 +16,11 @@ GORO_PACKAGES=(
   curl python3 procps                             # test clients and process tools
   golang-go wrk nginx-light                       # load-test peers and client
 )
+if [[ $(uname -m) == x86_64 ]]; then
+  # The AArch64 context switch, cross-compiled and run under emulation
+  # (tests/scheduler: scheduler_context_aarch64_qemu_test).
+  GORO_PACKAGES+=(g++-aarch64-linux-gnu qemu-user)
+fi
 
 missing=()
 for pkg in "${GORO_PACKAGES[@]}"; do
