@@ -33,10 +33,18 @@ void signal_hog(P* p);
 // the thread to a goroutine.
 // The overloads taking an M are for callers that already hold current_m()
 // (read on this thread, after the last possible switch).
+// raise_locks is runtime_enter's count update alone, returning the new
+// count: for goro::yield, which keeps the count to store it back itself and
+// handles a missing P on its own.
+inline int raise_locks(M* m) {
+  const int n = m->locks.load(std::memory_order_relaxed) + 1;
+  m->locks.store(n, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  return n;
+}
 inline M* runtime_enter(M* m) {
   if (m == nullptr) return nullptr;
-  m->locks.store(m->locks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+  raise_locks(m);
   if (__builtin_expect(m->p == nullptr, 0) && m->curg != nullptr) m = reacquire_p(m);
   return m;
 }

@@ -338,9 +338,7 @@ void yield() {
   // runtime_enter, with the count kept in a local (spilled across the
   // switch like any value): switch_away_inl<true> neither saves nor restores
   // M::locks, and the count is stored once more after the switch.
-  const int locks = m->locks.load(std::memory_order_relaxed) + 1;
-  m->locks.store(locks, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const int locks = raise_locks(m);
   if (__builtin_expect(m->p == nullptr, 0)) {
     m = reacquire_p(m);  // may change M; g stays ours
     begin_yield(m, g);

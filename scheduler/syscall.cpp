@@ -199,17 +199,13 @@ M* reacquire_p(M* m) {
 void enter_syscall(const char* what) noexcept {
   M* m = current_m();
   if (m == nullptr || m->curg == nullptr) return;  // a plain thread: nothing to hand off
-  // runtime_enter's work, inline: this is the fast path of every file read.
-  m->locks.store(m->locks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (__builtin_expect(m->p == nullptr, 0)) m = reacquire_p(m);  // the hog protocol took it
+  m = runtime_enter(m);  // gets a P back first if the hog protocol took it
   G* g = m->curg;
   g->syscall_since = coarse_now();
   g->status.store(GStatus::kSyscall, std::memory_order_relaxed);
   detach_p(m, g, what);
   wake_sysmon_if_sleeping();
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  m->locks.store(m->locks.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  runtime_leave(m);
 }
 
 void exit_syscall() noexcept {
