@@ -238,21 +238,15 @@ struct Sched {
   static int gate_npwait(std::uint64_t w) { return static_cast<int>(w >> 32); }
   std::int64_t runq_size() const { return gate_runq_size(gate.load(std::memory_order_relaxed)); }
   int npwait() const { return gate_npwait(gate.load(std::memory_order_relaxed)); }
-  void publish_runq_size_locked() {
-    const std::uint64_t n = static_cast<std::uint64_t>(runq.size());
-    GORO_CHECK(n <= 0xffffffffu, "sched: global run queue beyond 2^32 goroutines");
-    const std::uint64_t w = gate.load(std::memory_order_relaxed);
-    gate.store((w & ~std::uint64_t{0xffffffffu}) | n, std::memory_order_relaxed);
-  }
-  void add_npwait_locked(int delta) {
-    const std::uint64_t w = gate.load(std::memory_order_relaxed);
-    const int n = gate_npwait(w) + delta;
-    GORO_CHECK(n >= 0, "sched: npwait below zero");
-    gate.store((w & 0xffffffffu) | (static_cast<std::uint64_t>(n) << 32),
+  void publish_runq_size_locked() { store_gate_locked(runq.size(), npwait()); }
+  void add_npwait_locked(int delta) { store_gate_locked(runq_size(), npwait() + delta); }
+  void clear_npwait_locked() { store_gate_locked(runq_size(), 0); }
+  void store_gate_locked(std::int64_t runq_size, int npwait) {
+    GORO_CHECK(runq_size >= 0 && runq_size <= 0xffffffff,
+               "sched: global run queue beyond 2^32 goroutines");
+    GORO_CHECK(npwait >= 0, "sched: npwait below zero");
+    gate.store(static_cast<std::uint64_t>(runq_size) | (static_cast<std::uint64_t>(npwait) << 32),
                std::memory_order_relaxed);
-  }
-  void clear_npwait_locked() {
-    gate.store(gate.load(std::memory_order_relaxed) & 0xffffffffu, std::memory_order_relaxed);
   }
   std::atomic<int> nmspinning{0};
   std::atomic<int> needspinning{0};
