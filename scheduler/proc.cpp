@@ -555,6 +555,12 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   set_current_m(m0);
   m0->tid = static_cast<int>(gettid());
   bind_thread_state(m0);
+  // The caller's errno and exception globals (goro::run may be called inside
+  // a catch block): kept for its return, and the globals zeroed meanwhile
+  // (sched.hpp "clean exception globals").
+  int* const errno_slot = m0->errno_slot;
+  void* const eh_slot = m0->eh_slot;
+  const ThreadState caller_state = save_thread_state(m0);
 #if defined(GORO_TSAN)
   m0->g0.tsan_fiber = __tsan_get_current_fiber();
 #endif
@@ -595,6 +601,8 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   schedule_loop(m0);
   teardown(m0);
   g_running.store(false);
+  std::memcpy(eh_slot, caller_state.eh, sizeof caller_state.eh);
+  *errno_slot = caller_state.err;
   return main.result;
 }
 

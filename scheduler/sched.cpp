@@ -135,13 +135,15 @@ void land_general(M* m) {
 //
 // Inlined into goro::yield (the switch_away below serves everyone else): a
 // yield then makes no call at all on its fast path and keeps its runtime
-// entry count in a local. kCallerRestoresLocks: the caller stores its own
-// M::locks right after this returns, so the count is neither saved nor
-// restored here. That is safe because a goroutine always lands with
-// M::locks >= 1: whoever switched to it was inside the runtime (the check
-// below; schedule_loop raises the count to 1 before it switches), so land()
-// runs inside the runtime either way.
-template <bool kCallerRestoresLocks>
+// entry count in a local. kCallerKeepsState: the caller saves and restores
+// the thread state itself (errno and M::locks, in a register across the
+// switch) and has checked that the exception globals are clean (sched.hpp
+// "clean exception globals"), so nothing is saved or restored here. Leaving
+// M::locks alone until the caller stores it is safe because a goroutine
+// always lands with M::locks >= 1: whoever switched to it was inside the
+// runtime (the check below; schedule_loop raises the count to 1 before it
+// switches), so land() runs inside the runtime either way.
+template <bool kCallerKeepsState>
 __attribute__((returns_nonnull, always_inline)) static inline M* switch_away_inl(M* m, G* g,
                                                                                  bool exiting) {
   P* p = m->p;
@@ -151,7 +153,8 @@ __attribute__((returns_nonnull, always_inline)) static inline M* switch_away_inl
              "sched: switch_away outside the runtime");
   if (g->stack.guard == GuardKind::kCanaryOnly)
     StackPool::check_canary(g->stack, g->id.load(std::memory_order_relaxed));
-  const ThreadState saved = save_thread_state(m, !kCallerRestoresLocks);
+  ThreadState saved;
+  if (!kCallerKeepsState) saved = save_thread_state(m);
   bool inherit = false;
   G* next = fast_next(m, p, &inherit);
   Context* to;
@@ -166,10 +169,10 @@ __attribute__((returns_nonnull, always_inline)) static inline M* switch_away_inl
   switch_context(m, &g->ctx, to, exiting);
   // Resumed, possibly on another M.
   M* now = current_m();
-  if (!kCallerRestoresLocks) restore_locks(now, saved);
+  if (!kCallerKeepsState) restore_locks(now, saved);
   finish_switch_sanitizers(now, &g->ctx);
-  restore_thread_state(now, saved);
   land(now);
+  if (!kCallerKeepsState) restore_thread_state(now, saved);
   return now;
 }
 
@@ -335,20 +338,33 @@ void yield() {
   if (m == nullptr) return;
   G* g = m->curg;
   if (g == nullptr) return;
-  // runtime_enter, with the count kept in a local (spilled across the
-  // switch like any value): switch_away_inl<true> neither saves nor restores
-  // M::locks, and the count is stored once more after the switch.
+  // runtime_enter, with the count kept in a local: switch_away_inl<true>
+  // neither saves nor restores M::locks, and the count is stored once more
+  // after the switch.
   const int locks = raise_locks(m);
-  if (__builtin_expect(m->p == nullptr, 0)) {
-    m = reacquire_p(m);  // may change M; g stays ours
+  if (__builtin_expect(m->p == nullptr || !eh_globals_clean(m), 0)) {
+    // No P (reacquire it first; may change M, g stays ours), or inside a
+    // catch block or an unwind: the general switch, which saves everything.
+    if (m->p == nullptr) m = reacquire_p(m);
     begin_yield(m, g);
     runtime_leave(switch_away(m, g, false));
     return;
   }
   begin_yield(m, g);
+  // errno and the count cross the switch packed in one 64-bit local, which
+  // the compiler keeps in rbp, the one register the switch preserves: with
+  // errno in a frame slot instead (as switch_away keeps its ThreadState), the
+  // store before the switch and the load after it cost a yield 12% (the
+  // frames of the two goroutines alternate; docs/benchmarks.md). The
+  // exception globals are clean (checked above), so they need no saving.
+  const std::uint64_t kept = static_cast<std::uint64_t>(static_cast<std::uint32_t>(*m->errno_slot))
+                                 << 32 |
+                             static_cast<std::uint32_t>(locks);
   m = switch_away_inl<true>(m, g, false);
+  *m->errno_slot = static_cast<int>(static_cast<std::uint32_t>(kept >> 32));
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  m->locks.store(locks - 1, std::memory_order_relaxed);  // runtime_leave
+  m->locks.store(static_cast<int>(static_cast<std::uint32_t>(kept)) - 1,
+                 std::memory_order_relaxed);  // runtime_leave
 }
 
 void sleep_for(std::chrono::nanoseconds d) {

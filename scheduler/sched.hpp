@@ -338,8 +338,8 @@ void set_current_m(M* m) noexcept;
 void bind_thread_state(M* m) noexcept;
 // The thread state that migrates with a goroutine: errno, the C++
 // exception-handling globals (__cxa_eh_globals: the caught-exception stack a
-// `throw;` needs) and the runtime-entry count M::locks, which belongs to the
-// execution context (proc.hpp runtime_enter).
+// `throw;` needs, and std::uncaught_exceptions()) and the runtime-entry count
+// M::locks, which belongs to the execution context (proc.hpp runtime_enter).
 //
 // The code that switches a goroutine away keeps it in a local: that frame
 // sits on the goroutine's own stack, which lives exactly as long as the
@@ -348,18 +348,34 @@ void bind_thread_state(M* m) noexcept;
 // those store-to-load chains (with M::locks, an atomic the compiler cannot
 // keep in a register, reloaded after each store) carried from one yield to
 // the next: a fifth of a goroutine yield.
+//
+// Invariant (clean exception globals): a thread's exception globals are
+// zero except while a goroutine that is inside a catch block or unwinding
+// runs on it. Every switch away from such a goroutine saves them and zeroes
+// the thread's copy (save_thread_state); the code that runs between a switch
+// and the next landing (g0, land(), the poller) leaves them as it found them,
+// since a try/catch that completes restores them; a new M's thread starts at
+// zero, goro::run zeroes M0's for its duration (proc.cpp run_main) and
+// g_main zeroes them for every new goroutine. So a goroutine whose globals
+// were zero when it switched away may land without restoring them:
+// goro::yield's fast path relies on this and moves only errno (sched.cpp).
 struct ThreadState {
   int err;
   int locks;
   void* eh[2];
 };
-// with_locks = false: the caller sets the count itself after the switch
-// (goro::yield), and locks is left 0.
-inline ThreadState save_thread_state(M* m, bool with_locks = true) noexcept {
+inline bool eh_globals_clean(const M* m) noexcept {
+  const auto* eh = static_cast<const std::uintptr_t*>(m->eh_slot);
+  return (eh[0] | eh[1]) == 0;
+}
+inline ThreadState save_thread_state(M* m) noexcept {
   ThreadState s;
   s.err = *m->errno_slot;
-  s.locks = with_locks ? m->locks.load(std::memory_order_relaxed) : 0;
+  s.locks = m->locks.load(std::memory_order_relaxed);
   std::memcpy(s.eh, m->eh_slot, sizeof s.eh);
+  if (__builtin_expect(s.eh[0] != nullptr || s.eh[1] != nullptr, 0)) {
+    std::memset(m->eh_slot, 0, sizeof s.eh);  // clean exception globals (above)
+  }
   return s;
 }
 // After the switch, on the M the goroutine resumed on. locks first: the hog
@@ -369,6 +385,7 @@ inline ThreadState save_thread_state(M* m, bool with_locks = true) noexcept {
 inline void restore_locks(M* m, const ThreadState& s) noexcept {
   m->locks.store(s.locks, std::memory_order_relaxed);
 }
+// After land(), which runs runtime code that may set errno.
 inline void restore_thread_state(M* m, const ThreadState& s) noexcept {
   std::memcpy(m->eh_slot, s.eh, sizeof s.eh);
   *m->errno_slot = s.err;

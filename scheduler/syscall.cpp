@@ -103,8 +103,8 @@ void exit_syscall_slow(M* m, G* g) {
   M* now = current_m();
   restore_locks(now, saved);
   finish_switch_sanitizers(now, &g->ctx);
-  restore_thread_state(now, saved);
   land(now);
+  restore_thread_state(now, saved);
 }
 
 }  // namespace

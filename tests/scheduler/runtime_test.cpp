@@ -8,6 +8,7 @@
 #include <cfenv>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -361,6 +362,114 @@ TEST(Runtime, ParkingInsideCatchBlockKeepsTheException) {
       },
       {.maxprocs = 4});
   EXPECT_EQ(ok.load(), 8);
+}
+
+// goro::yield's fast path moves only errno and leaves the exception globals
+// alone, relying on every switch away from a goroutine inside a catch block
+// (or an unwind) to clear the thread's copy (sched.hpp "clean exception
+// globals"). Goroutines inside catch blocks and unwinds, yielding and
+// parking, share the Ms with clean ones that check after every yield that
+// they see no exception and their own errno.
+struct YieldsWhileUnwinding {
+  std::atomic<int>* bad;
+  ~YieldsWhileUnwinding() {
+    for (int i = 0; i < 50; ++i) {
+      goro::yield();
+      if (std::uncaught_exceptions() != 1) ++*bad;
+    }
+  }
+};
+
+TEST(Runtime, CleanGoroutinesNeverSeeAnotherGoroutinesException) {
+  std::atomic<int> bad{0}, caught{0}, unwound{0}, clean_checks{0};
+  goro::run(
+      [&] {
+        for (int k = 0; k < 24; ++k) {
+          goro::go([&, k] {
+            switch (k % 3) {
+              case 0:  // inside a catch block, yielding and parking
+                try {
+                  throw std::runtime_error("boom " + std::to_string(k));
+                } catch (const std::exception&) {
+                  for (int i = 0; i < 300; ++i) {
+                    if (i % 50 == 49) {
+                      goro::sleep_for(std::chrono::microseconds(20));
+                    } else {
+                      goro::yield();
+                    }
+                    if (std::current_exception() == nullptr) ++bad;
+                  }
+                  try {
+                    throw;
+                  } catch (const std::runtime_error& e) {
+                    if (std::string(e.what()) == "boom " + std::to_string(k)) ++caught;
+                  }
+                }
+                break;
+              case 1:  // a destructor yielding during an unwind
+                try {
+                  YieldsWhileUnwinding y{&bad};
+                  throw std::logic_error("unwind");
+                } catch (const std::logic_error&) {
+                  ++unwound;
+                }
+                break;
+              default:  // clean: no exception, its own errno, after every switch
+                for (int i = 0; i < 3000; ++i) {
+                  set_errno(2000 + k);
+                  goro::yield();
+                  if (std::current_exception() != nullptr || std::uncaught_exceptions() != 0 ||
+                      get_errno() != 2000 + k) {
+                    ++bad;
+                  }
+                  ++clean_checks;
+                }
+            }
+            // Whatever it went through, a goroutine ends clean.
+            if (std::current_exception() != nullptr || std::uncaught_exceptions() != 0) ++bad;
+          });
+        }
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+      },
+      {.maxprocs = 4});
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(caught.load(), 8);
+  EXPECT_EQ(unwound.load(), 8);
+  EXPECT_EQ(clean_checks.load(), 8 * 3000);
+}
+
+// goro::run called inside a catch block: the goroutines start clean, and the
+// caller gets its exception (and errno) back when run returns.
+TEST(Runtime, RunInsideCatchBlockKeepsTheCallersException) {
+  std::atomic<int> bad{0};
+  try {
+    throw std::runtime_error("outer");
+  } catch (const std::exception&) {
+    set_errno(77);
+    goro::run(
+        [&] {
+          if (std::current_exception() != nullptr) ++bad;
+          for (int k = 0; k < 4; ++k) {
+            goro::go([&] {
+              for (int i = 0; i < 100; ++i) {
+                goro::yield();
+                if (std::current_exception() != nullptr) ++bad;
+              }
+            });
+          }
+          while (goro::num_goroutines() > 1)
+            goro::yield();
+        },
+        {.maxprocs = 2});
+    EXPECT_EQ(get_errno(), 77);
+    try {
+      throw;
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "outer");
+    }
+  }
+  EXPECT_EQ(bad.load(), 0);
 }
 
 TEST(RuntimeDeathTest, EscapingExceptionPanicsWithGoroutineId) {
