@@ -557,7 +557,8 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   bind_thread_state(m0);
   // The caller's errno and exception globals (goro::run may be called inside
   // a catch block): kept for its return, and the globals zeroed meanwhile
-  // (sched.hpp "clean exception globals").
+  // (sched.hpp "clean exception globals"). The slots outlive m0, which
+  // teardown frees.
   int* const errno_slot = m0->errno_slot;
   void* const eh_slot = m0->eh_slot;
   const ThreadState caller_state = save_thread_state(m0);
@@ -601,8 +602,7 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   schedule_loop(m0);
   teardown(m0);
   g_running.store(false);
-  std::memcpy(eh_slot, caller_state.eh, sizeof caller_state.eh);
-  *errno_slot = caller_state.err;
+  restore_thread_state(errno_slot, eh_slot, caller_state);  // m0 is gone
   return main.result;
 }
 

@@ -361,6 +361,8 @@ void yield() {
                                  << 32 |
                              static_cast<std::uint32_t>(locks);
   m = switch_away_inl<true>(m, g, false);
+  GORO_CHECK(eh_globals_clean(m),
+             "sched: a yield landed on a thread holding another goroutine's exception state");
   *m->errno_slot = static_cast<int>(static_cast<std::uint32_t>(kept >> 32));
   std::atomic_signal_fence(std::memory_order_seq_cst);
   m->locks.store(static_cast<int>(static_cast<std::uint32_t>(kept)) - 1,

@@ -364,16 +364,22 @@ struct ThreadState {
   int locks;
   void* eh[2];
 };
+// Whether the exception globals at `eh` (a thread's, or a saved copy) are
+// all zero: no caught exception, no unwind in progress.
+inline bool eh_clean(const void* eh) noexcept {
+  std::uintptr_t w[2];
+  std::memcpy(w, eh, sizeof w);
+  return (w[0] | w[1]) == 0;
+}
 inline bool eh_globals_clean(const M* m) noexcept {
-  const auto* eh = static_cast<const std::uintptr_t*>(m->eh_slot);
-  return (eh[0] | eh[1]) == 0;
+  return eh_clean(m->eh_slot);
 }
 inline ThreadState save_thread_state(M* m) noexcept {
   ThreadState s;
   s.err = *m->errno_slot;
   s.locks = m->locks.load(std::memory_order_relaxed);
   std::memcpy(s.eh, m->eh_slot, sizeof s.eh);
-  if (__builtin_expect(s.eh[0] != nullptr || s.eh[1] != nullptr, 0)) {
+  if (__builtin_expect(!eh_clean(s.eh), 0)) {
     std::memset(m->eh_slot, 0, sizeof s.eh);  // clean exception globals (above)
   }
   return s;
@@ -385,10 +391,14 @@ inline ThreadState save_thread_state(M* m) noexcept {
 inline void restore_locks(M* m, const ThreadState& s) noexcept {
   m->locks.store(s.locks, std::memory_order_relaxed);
 }
-// After land(), which runs runtime code that may set errno.
+// After land(), which runs runtime code that may set errno. The slots are
+// those of the thread now running (bind_thread_state).
+inline void restore_thread_state(int* errno_slot, void* eh_slot, const ThreadState& s) noexcept {
+  std::memcpy(eh_slot, s.eh, sizeof s.eh);
+  *errno_slot = s.err;
+}
 inline void restore_thread_state(M* m, const ThreadState& s) noexcept {
-  std::memcpy(m->eh_slot, s.eh, sizeof s.eh);
-  *m->errno_slot = s.err;
+  restore_thread_state(m->errno_slot, m->eh_slot, s);
 }
 // A goroutine's first run: errno 0, no exception being handled.
 inline void reset_thread_state(M* m) noexcept {
