@@ -76,11 +76,14 @@ struct alignas(64) G {
   // M::locks — is kept by the switching frame on the G's stack: sched.hpp
   // ThreadState.)
   std::atomic<std::int64_t> park_time{0};  // when it parked (dumps; relaxed)
-  // The blocking call it is in (kSyscall) for sysmon's reports; owner-written
-  // before the P is released, read by sysmon after its CAS on P::status.
-  // Read by sysmon's handoff report while the owner sets and clears it.
+  // The blocking call it is in (kSyscall) and when it entered it, for sysmon's
+  // handoff report. Owner-written before the P is released; read by sysmon
+  // after its CAS on P::status. The CAS orders the read after the write of the
+  // call sysmon retook, but not before the next one: once the CAS wins, the
+  // owner can return, take another P and enter its next call while sysmon is
+  // still reading. Hence atomics (relaxed); a report may mix two calls.
   std::atomic<const char*> syscall_what{nullptr};
-  std::int64_t syscall_since = 0;
+  std::atomic<std::int64_t> syscall_since{0};
   G* alllink = nullptr;  // all Gs ever allocated (sched.allg), for dumps and teardown
 };
 

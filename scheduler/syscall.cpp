@@ -80,7 +80,7 @@ void on_sigurg(int sig, siginfo_t* info, void* uctx) {
     if (g != nullptr && m->p != nullptr && m->locks.load(std::memory_order_relaxed) == 0 &&
         m->nopreempt.load(std::memory_order_relaxed) == 0 &&
         g->preempt.load(std::memory_order_relaxed)) {
-      g->syscall_since = coarse_now();
+      g->syscall_since.store(coarse_now(), std::memory_order_relaxed);
       detach_p(m, g, "running without a scheduling point");
     }
   } else if (g_old_sigurg.sa_flags & SA_SIGINFO) {
@@ -201,7 +201,7 @@ void enter_syscall(const char* what) noexcept {
   if (m == nullptr || m->curg == nullptr) return;  // a plain thread: nothing to hand off
   m = runtime_enter(m);  // gets a P back first if the hog protocol took it
   G* g = m->curg;
-  g->syscall_since = coarse_now();
+  g->syscall_since.store(coarse_now(), std::memory_order_relaxed);
   g->status.store(GStatus::kSyscall, std::memory_order_relaxed);
   detach_p(m, g, what);
   wake_sysmon_if_sleeping();

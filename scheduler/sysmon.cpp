@@ -139,7 +139,8 @@ bool retake_syscall(P* p, std::int64_t now) {
   // blocking call since it entered the call. Calls under 100 ms are routine
   // handoffs (file I/O) and not reported.
   if (g != nullptr) {
-    const std::int64_t since = hog ? p->sysmon_when : g->syscall_since;
+    const std::int64_t since =
+        hog ? p->sysmon_when : g->syscall_since.load(std::memory_order_relaxed);
     if (hog || now - since > 100'000'000) report_handoff(g, since, now, hog);
   }
   handoffp(p);
