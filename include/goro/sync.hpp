@@ -147,8 +147,8 @@ class RWMutex {
 // return addresses that the spawn loop writes all the time, while every
 // finished goroutine does done() on it from another core: sharing the line
 // made each done() and each spawn wait for the other (Go's escapes to the
-// heap, so it never does). Measured: spawn + complete on 2 Ps, 75.5 -> 60.6
-// ns/op (loadtest/micro `spawn`, docs/benchmarks.md).
+// heap, so it never does). Measured: spawn + complete on 2 Ps, 71.6 -> 53.9
+// ns/op, Go 147.7 (loadtest/micro `spawn`, docs/benchmarks.md).
 class alignas(64) WaitGroup {
  public:
   WaitGroup() = default;
