@@ -293,6 +293,8 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
   if (m == nullptr || m->curg == nullptr) {
     throw std::logic_error("goro::go called outside a goroutine (use goro::run first)");
   }
+  GORO_CHECK(m->thread_locks == 0,
+             "sched: goro::go called holding a thread mutex (goro/detail/thread_lock.hpp)");
   m = runtime_enter();
   struct Leave {
     ~Leave() { runtime_leave(); }

@@ -82,6 +82,12 @@ struct M {
   // protocol also requires 0. Per thread, not per context: a lock taken by a
   // goroutine is released on the same thread (directly or by its park commit).
   std::atomic<int> nopreempt{0};
+  // Thread mutexes held by the goroutine running here
+  // (goro/detail/thread_lock.hpp), counted in checked builds only. Written by
+  // this thread only. Must be 0 at every switch away and every spawn: a
+  // goroutine never leaves its M holding one, so the count belongs to the
+  // thread as well as to the goroutine.
+  int thread_locks = 0;
   // The P this M gave up in a blocking call or had taken by the hog protocol;
   // reacquired at the next runtime entry (exit_syscall).
   P* oldp = nullptr;

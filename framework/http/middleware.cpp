@@ -39,6 +39,7 @@
 #include "framework/http/exchange.hpp"
 #include "framework/http/http_metrics.hpp"
 #include "goro/detail/park.hpp"
+#include "goro/detail/thread_lock.hpp"
 #include "goro/http/middleware.hpp"
 #include "goro/runtime.hpp"
 #include "goro/sync.hpp"
@@ -62,7 +63,7 @@ struct LogSink::Impl {
     std::string buf;
     for (;;) {
       {
-        std::lock_guard lock(mu);
+        goro::detail::ThreadLockGuard lock(mu);
         if (queue.empty()) {
           writing = false;
           return;
@@ -102,7 +103,7 @@ LogSink::~LogSink() {
   // goroutine still running keeps impl_ alive through its own reference.
   bool write_here = false;
   {
-    std::lock_guard lock(impl_->mu);
+    goro::detail::ThreadLockGuard lock(impl_->mu);
     if (!impl_->writing) impl_->writing = write_here = true;
   }
   if (write_here) impl_->drain();
@@ -112,7 +113,7 @@ void LogSink::push(std::string line) {
   line.push_back('\n');
   bool start_writer = false;
   {
-    std::lock_guard lock(impl_->mu);
+    goro::detail::ThreadLockGuard lock(impl_->mu);
     if (impl_->queue.size() >= impl_->max_queued) {
       impl_->dropped.fetch_add(1, std::memory_order_relaxed);
       return;

@@ -22,6 +22,7 @@
 #include "framework/net/netfd.hpp"
 #include "framework/net/resolve.hpp"
 #include "goro/detail/park.hpp"
+#include "goro/detail/thread_lock.hpp"
 #include "goro/detail/timer.hpp"
 #include "goro/runtime.hpp"
 
@@ -88,13 +89,13 @@ Result<Conn> dial_one(const Addr& a, std::int64_t deadline, Race* race, int side
   auto nfd = NetFd::open(fd);
   if (!nfd) return nfd.error();
   if (race != nullptr) {
-    std::lock_guard<std::mutex> lock(race->mu);
+    goro::detail::ThreadLockGuard lock(race->mu);
     if (race->done) return errc::closed;
     race->inflight[side] = nfd->get();
   }
   auto r = (*nfd)->connect(a.sockaddr_ptr(), a.size(), deadline);
   if (race != nullptr) {
-    std::lock_guard<std::mutex> lock(race->mu);
+    goro::detail::ThreadLockGuard lock(race->mu);
     race->inflight[side] = nullptr;
   }
   if (!r) return r.error();
@@ -134,13 +135,13 @@ Result<Conn> dial_parallel(const std::vector<Addr>& primaries, const std::vector
   goro::go([race, fallbacks, deadline] {
     race->primary_done.wait_for(kFallbackDelay);
     {
-      std::lock_guard<std::mutex> lock(race->mu);
+      goro::detail::ThreadLockGuard lock(race->mu);
       if (race->done || race->fallback_claimed) return;
       race->fallback_claimed = true;
     }
     auto r = dial_serial(fallbacks, deadline, race.get(), 1);
     {
-      std::lock_guard<std::mutex> lock(race->mu);
+      goro::detail::ThreadLockGuard lock(race->mu);
       if (r && !race->done) claim_win_locked(*race, 1);
       race->fallback_result = std::move(r);
     }
@@ -150,7 +151,7 @@ Result<Conn> dial_parallel(const std::vector<Addr>& primaries, const std::vector
   race->primary_done.fire();  // the fallback goroutine stops waiting (and, if we won, exits)
   bool wait_fallback = false;
   {
-    std::lock_guard<std::mutex> lock(race->mu);
+    goro::detail::ThreadLockGuard lock(race->mu);
     if (r && !race->done) {
       claim_win_locked(*race, 0);
       return r;
@@ -167,7 +168,7 @@ Result<Conn> dial_parallel(const std::vector<Addr>& primaries, const std::vector
     return r;
   }
   race->fallback_done.wait();
-  std::lock_guard<std::mutex> lock(race->mu);
+  goro::detail::ThreadLockGuard lock(race->mu);
   if (race->fallback_result) return std::move(race->fallback_result);
   return r;
 }
