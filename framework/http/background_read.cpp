@@ -2,6 +2,7 @@
 // argument are in background_read.hpp.
 #include "framework/http/background_read.hpp"
 
+#include <exception>
 #include <span>
 
 #include "framework/http/exchange.hpp"
@@ -38,8 +39,17 @@ void maybe_start_background_read(Exchange& x) {
   bg.bytes = 0;
   bg.running.add(1);
   std::span<char> tail(x.rbuf.data() + x.rend, x.rbuf.size() - x.rend);
-  goro::go(
-      [conn = x.conn, tail, cancel = x.ctx_cancel, bgp = &bg] { watch(conn, tail, cancel, bgp); });
+  try {
+    goro::go([conn = x.conn, tail, cancel = x.ctx_cancel, bgp = &bg] {
+      watch(conn, tail, cancel, bgp);
+    });
+  } catch (const std::exception&) {
+    // No memory for the watcher's stack. Watching is a courtesy: the context
+    // still ends with its deadline or the server's shutdown; only a gone
+    // client is not noticed. Undo, so stop finds nothing to wait for.
+    bg.running.done();
+    bg.active = false;
+  }
 }
 
 void stop_background_read(Exchange& x) {

@@ -26,6 +26,7 @@
 #include "framework/http/exchange.hpp"
 #include "framework/http/http_metrics.hpp"
 #include "framework/http/status_text.hpp"
+#include "goro/detail/thread_lock.hpp"
 #include "scheduler/debug.hpp"
 
 namespace goro::http::detail {
@@ -191,13 +192,17 @@ void serve_one(Exchange& x) {
     finish_response(x);
     http_metrics().record(200, std::chrono::nanoseconds{0});
   } else {
-    http_metrics().in_flight.fetch_add(1, std::memory_order_relaxed);
+    HttpMetrics& m = http_metrics();
+    m.in_flight.fetch_add(1, std::memory_order_relaxed);
+    struct InFlight {  // also when finish_response throws (serve_conn's catch)
+      HttpMetrics& m;
+      ~InFlight() { m.in_flight.fetch_sub(1, std::memory_order_relaxed); }
+    } in_flight{m};
     x.in_handler = true;
     run_handler(x);
     x.in_handler = false;
     stop_background_read(x);
     finish_response(x);
-    http_metrics().in_flight.fetch_sub(1, std::memory_order_relaxed);
   }
   if (x.ctx_cancel_pending()) x.ctx_cancel();
   if (!x.close_after && !drain_body(x)) x.close_after = true;
@@ -267,22 +272,51 @@ Result<std::size_t> Exchange::read_more() {
   return n;
 }
 
+namespace {
+
+// An exception escaped the server's own code for this connection (bad_alloc
+// while building a response head, say; the handler's own are caught in
+// run_handler). The connection is dropped without another byte, the request
+// (if any) gets its context cancelled, and the server goes on: one client's
+// request must not take the process down. Must not throw: it runs in a catch.
+void drop_after_exception(Exchange& x, std::string_view what) noexcept {
+  x.in_handler = false;
+  stop_background_read(x);  // before the Exchange and its rbuf go away
+  if (x.ctx_cancel_pending()) x.ctx_cancel();
+  x.out.clear();
+  x.aborted = true;
+  try {
+    x.s->log(fmt::format("http: dropping connection from {}: {}", x.conn->remote_addr().to_string(),
+                         what));
+  } catch (...) {
+    // Out of memory for the log line too: the drop itself still happens.
+  }
+}
+
+}  // namespace
+
 void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) {
   ServerState& s = *sp;
   HttpMetrics& m = http_metrics();
   m.connections_open.fetch_add(1, std::memory_order_relaxed);
   {
     Exchange x(&s, ep.get());
-    x.rbuf.resize(kInitialReadBuffer);
     bool linger = false;
-    for (;;) {
-      if (!read_head(x, linger)) break;
-      serve_one(x);
-      if (x.close_after) {
-        linger = x.body_state != BodyState::kDone || !x.unread().empty();
-        break;
+    try {
+      x.rbuf.resize(kInitialReadBuffer);
+      for (;;) {
+        if (!read_head(x, linger)) break;
+        serve_one(x);
+        if (x.close_after) {
+          linger = x.body_state != BodyState::kDone || !x.unread().empty();
+          break;
+        }
+        x.reset_request();
       }
-      x.reset_request();
+    } catch (const std::exception& e) {
+      drop_after_exception(x, e.what());
+    } catch (...) {
+      drop_after_exception(x, "unknown exception");
     }
     if (x.flush_out() && linger && !x.aborted) {
       linger_close(ep->conn);
@@ -292,7 +326,7 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
   }
   ep->state.store(ConnEntry::kClosed);
   {
-    std::lock_guard lock(s.conns_mu);
+    goro::detail::ThreadLockGuard lock(s.conns_mu);
     s.conns.erase(ep->self);
   }
   m.connections_open.fetch_sub(1, std::memory_order_relaxed);

@@ -25,6 +25,7 @@
 #include "framework/http/http_metrics.hpp"
 #include "framework/http/server_state.hpp"
 #include "framework/http/signals.hpp"
+#include "goro/detail/thread_lock.hpp"
 #include "goro/goro.hpp"
 
 namespace goro::http {
@@ -47,12 +48,12 @@ void ServerState::begin_shutdown(std::chrono::nanoseconds timeout) {
   while ((cur == 0 || deadline < cur) && !shutdown_deadline.compare_exchange_weak(cur, deadline)) {
   }
   shutting_down.store(true);
-  std::lock_guard lock(listener_mu);
+  goro::detail::ThreadLockGuard lock(listener_mu);
   if (listener) (void)listener->close();
 }
 
 std::size_t ServerState::close_idle() {
-  std::lock_guard lock(conns_mu);
+  goro::detail::ThreadLockGuard lock(conns_mu);
   for (const auto& e : conns) {
     int expected = ConnEntry::kIdle;
     if (e->state.compare_exchange_strong(expected, ConnEntry::kClosed)) (void)e->conn.close();
@@ -61,7 +62,7 @@ std::size_t ServerState::close_idle() {
 }
 
 void ServerState::close_all() {
-  std::lock_guard lock(conns_mu);
+  goro::detail::ThreadLockGuard lock(conns_mu);
   for (const auto& e : conns) {
     e->state.store(ConnEntry::kClosed);
     (void)e->conn.close();
@@ -89,7 +90,7 @@ const ServerOptions& Server::options() const {
 Result<void> Server::listen() {
   auto ln = net::listen("tcp", impl_->opts.addr);
   if (!ln) return ln.error();
-  std::lock_guard lock(impl_->listener_mu);
+  goro::detail::ThreadLockGuard lock(impl_->listener_mu);
   impl_->bound_addr = ln->addr().to_string();
   impl_->listener.emplace(std::move(*ln));
   if (impl_->shutting_down.load()) (void)impl_->listener->close();
@@ -110,7 +111,7 @@ Result<void> Server::listen() {
 }
 
 std::string Server::addr() const {
-  std::lock_guard lock(impl_->listener_mu);
+  goro::detail::ThreadLockGuard lock(impl_->listener_mu);
   return impl_->bound_addr;
 }
 
@@ -125,38 +126,94 @@ namespace {
 // cancelled contexts before it returns without them.
 constexpr auto kForcedGrace = std::chrono::seconds(1);
 
+// Accept errors (EMFILE, ENFILE, ENOBUFS...) and connections that could not
+// be started back off as Go's Serve does: 5 ms, doubling to 1 s, back to
+// nothing after a connection starts.
+constexpr auto kMinBackoff = std::chrono::milliseconds(5);
+constexpr auto kMaxBackoff = std::chrono::seconds(1);
+
+std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) {
+  return b.count() == 0 ? kMinBackoff : std::min<std::chrono::milliseconds>(b * 2, kMaxBackoff);
+}
+
+// Registers `conn` and spawns its goroutine (or, over max_connections, a 503
+// goroutine). The spawn happens outside conns_mu: goro::go may switch, and a
+// goroutine must never switch holding a thread mutex (thread_lock.hpp).
+// Throws (bad_alloc, or system_error when no goroutine stack can be mapped)
+// with `conn` closed and the registry as it was.
+void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) {
+  detail::HttpMetrics& m = detail::http_metrics();
+  auto entry = std::make_shared<detail::ConnEntry>();
+  entry->conn = std::move(conn);  // before it is registered: the sweep may close it
+  bool over = false;
+  {
+    goro::detail::ThreadLockGuard lock(s->conns_mu);
+    over = s->opts.max_connections != 0 && s->conns.size() >= s->opts.max_connections;
+    if (!over) {
+      s->conns.push_front(entry);
+      entry->self = s->conns.begin();
+    }
+  }
+  if (over) conn = std::move(entry->conn);  // never registered: ours alone
+  s->conns_wg.add(1);
+  try {
+    if (over) {
+      m.connections_rejected.fetch_add(1, std::memory_order_relaxed);
+      goro::go([s, c = std::move(conn)]() mutable {
+        detail::reject_conn(std::move(c));
+        s->conns_wg.done();
+      });
+    } else {
+      goro::go([s, entry]() mutable {
+        detail::serve_conn(s, std::move(entry));
+        s->conns_wg.done();  // `s` (captured) keeps the WaitGroup alive
+      });
+    }
+  } catch (...) {
+    // goro::go did not take the callable: `conn` (or entry->conn) is still
+    // ours. Nobody waits on the registry entry but the shutdown sweep.
+    s->conns_wg.done();
+    if (!over) {
+      goro::detail::ThreadLockGuard lock(s->conns_mu);  // the sweep reads entry->conn under it
+      entry->state.store(detail::ConnEntry::kClosed);
+      s->conns.erase(entry->self);
+      conn = std::move(entry->conn);
+    }
+    (void)conn.close();
+    throw;
+  }
+}
+
 void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& ln) {
   detail::HttpMetrics& m = detail::http_metrics();
+  std::chrono::milliseconds backoff{0};
   for (;;) {
     Result<net::Conn> c = ln.accept();
     if (!c) {
       if (c.error() == goro::errc::closed || s->shutting_down.load()) return;
-      s->log(fmt::format("http: accept error: {}; retrying in 5ms", c.error().message()));
-      goro::sleep_for(std::chrono::milliseconds(5));
+      backoff = next_backoff(backoff);
+      s->log(fmt::format("http: accept error: {}; retrying in {}ms", c.error().message(),
+                         backoff.count()));
+      goro::sleep_for(backoff);
       continue;
     }
     m.connections_total.fetch_add(1, std::memory_order_relaxed);
-    auto entry = std::make_shared<detail::ConnEntry>();
-    entry->conn = std::move(*c);
-    {
-      std::lock_guard lock(s->conns_mu);
-      if (s->opts.max_connections != 0 && s->conns.size() >= s->opts.max_connections) {
-        m.connections_rejected.fetch_add(1, std::memory_order_relaxed);
-        s->conns_wg.add(1);
-        goro::go([s, conn = std::move(entry->conn)]() mutable {
-          detail::reject_conn(std::move(conn));
-          s->conns_wg.done();
-        });
-        continue;
+    std::string remote;
+    try {
+      remote = c->remote_addr().to_string();
+      start_conn(s, *c);
+      backoff = std::chrono::milliseconds{0};
+    } catch (const std::exception& e) {
+      (void)c->close();
+      backoff = next_backoff(backoff);
+      try {
+        s->log(fmt::format("http: dropping connection from {}: {}; accepting again in {}ms", remote,
+                           e.what(), backoff.count()));
+      } catch (...) {
+        // Out of memory for the log line too: drop it, keep serving.
       }
-      s->conns.push_front(entry);
-      entry->self = s->conns.begin();
+      goro::sleep_for(backoff);
     }
-    s->conns_wg.add(1);
-    goro::go([s, entry]() mutable {
-      detail::serve_conn(s, std::move(entry));
-      s->conns_wg.done();  // `s` (captured) keeps the WaitGroup alive
-    });
   }
 }
 
@@ -166,7 +223,7 @@ Result<void> Server::serve() {
   std::shared_ptr<detail::ServerState> s = impl_;
   net::Listener* ln = nullptr;
   {
-    std::lock_guard lock(s->listener_mu);
+    goro::detail::ThreadLockGuard lock(s->listener_mu);
     if (!s->listener) return std::make_error_code(std::errc::not_connected);
     ln = &*s->listener;
   }
@@ -207,7 +264,7 @@ Result<void> Server::serve() {
   }
   if (!forced) s->conns_wg.wait();
   {
-    std::lock_guard lock(s->listener_mu);
+    goro::detail::ThreadLockGuard lock(s->listener_mu);
     s->listener.reset();
   }
   s->signals.reset();  // outside listener_mu: its destructor joins the watch thread
