@@ -54,7 +54,9 @@ namespace goro {
 
 namespace detail {
 struct ContextState;
-}
+// Derived contexts alive in the process now (a leak check for tests).
+std::int64_t context_states_alive() noexcept;
+}  // namespace detail
 class Context;
 class CancelFunc;
 std::pair<Context, CancelFunc> with_cancel(const Context& parent);

@@ -99,9 +99,20 @@ void timer_pool_put(Timer* t) {
   g_pool.push_back(t);
 }
 
+// Derived contexts alive now (context_states_alive, for tests).
+std::atomic<std::int64_t> g_states_alive{0};
+
 }  // namespace
 
+std::int64_t context_states_alive() noexcept {
+  return g_states_alive.load(std::memory_order_relaxed);
+}
+
 struct ContextState {
+  ContextState() { g_states_alive.fetch_add(1, std::memory_order_relaxed); }
+  ContextState(const ContextState&) = delete;
+  ContextState& operator=(const ContextState&) = delete;
+
   std::shared_ptr<ContextState> parent;
   std::int64_t deadline = kNoDeadline;
   Chan<std::monostate> done{0};
@@ -112,6 +123,7 @@ struct ContextState {
   std::shared_ptr<ContextState> timer_ref;  // (lock) set while the timer is armed
 
   ~ContextState() {
+    g_states_alive.fetch_sub(1, std::memory_order_relaxed);
     if (timer != nullptr) timer_pool_put(timer);  // not armed: timer_ref would keep us alive
     if (parent != nullptr) {
       WordLock lock(parent->lock_word);

@@ -2,7 +2,10 @@
 // done() in select, err().
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <vector>
 
 #include "tests/sync/sync_test_util.hpp"
 
@@ -104,24 +107,50 @@ TEST(Context, CancelBeforeDeadlineStopsTimer) {
 
 // Contexts dropped without cancel (their deadline fires after every handle is
 // gone) and contexts racing their deadline with cancel: no leak, no crash.
+// Deadlines racing explicit cancels, receives on done(), and contexts dropped
+// while their timer is armed, on 8 goroutines at once. Every context ends
+// cancelled with the error its path implies, and none outlives its use: a
+// dropped one is freed when its timer fires (the timer holds the only
+// reference), so once the deadlines have passed no derived context is left.
 TEST(Context, DeadlineRacesAndDroppedContexts) {
-  run([] {
+  const std::int64_t alive_before = goro::detail::context_states_alive();
+  std::atomic<int> wrong_err{0};
+  run([&] {
     goro::WaitGroup wg;
     auto [root, cancel_root] = goro::with_cancel(goro::Context{});
+    std::mutex mu;
+    std::vector<goro::Context> kept;  // the cancelled and received ones
     for (int g = 0; g < 8; ++g) {
-      wg.go([&root] {
+      wg.go([&] {
         for (int i = 0; i < 200; ++i) {
           auto [ctx, cancel] = goro::with_timeout(root, std::chrono::microseconds(i % 50));
-          if (i % 3 == 0) cancel();
-          if (i % 3 == 1) ctx.done().recv();
-          // i % 3 == 2: dropped; the timer still holds it until it fires
+          if (i % 3 == 0) {
+            cancel();
+            if (!ctx.err()) wrong_err.fetch_add(1);
+          } else if (i % 3 == 1) {
+            ctx.done().recv();
+            if (ctx.err() != goro::ContextErrc::deadline_exceeded) wrong_err.fetch_add(1);
+          } else {
+            continue;  // dropped; the timer still holds it until it fires
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          kept.push_back(ctx);
         }
       });
     }
     wg.wait();
-    goro::sleep_for(5ms);
+    EXPECT_EQ(kept.size(), 8u * 134u);  // i % 3 != 2 for 134 of 0..199
+    for (const goro::Context& c : kept)
+      EXPECT_TRUE(c.err()) << "a context that was cancelled or received from reports no error";
+    kept.clear();
+    // The dropped ones are freed as their deadlines (at most 50 us) fire.
+    for (int i = 0; i < 2000 && goro::detail::context_states_alive() > alive_before + 1; ++i)
+      goro::sleep_for(1ms);
+    EXPECT_EQ(goro::detail::context_states_alive(), alive_before + 1) << "only root is left";
     cancel_root();
   });
+  EXPECT_EQ(wrong_err.load(), 0);
+  EXPECT_EQ(goro::detail::context_states_alive(), alive_before) << "a context leaked";
 }
 
 }  // namespace
