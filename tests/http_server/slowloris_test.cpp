@@ -40,7 +40,7 @@ TEST(HttpSlowloris, DribblingConnectionsAreClosedWhileOthersAreServed) {
   std::atomic<int> ok{0}, failed{0};
   std::thread normal([&] {
     while (!stop.load()) {
-      Client c(s.port());
+      Client c(s.port(), 10000ms);  // a loaded machine is slow, not broken
       if (c.send(get("/plaintext")) && c.read_response().status == 200) {
         ok.fetch_add(1);
       } else {
@@ -53,7 +53,7 @@ TEST(HttpSlowloris, DribblingConnectionsAreClosedWhileOthersAreServed) {
   // Dribble one header line per connection every 200 ms until each is closed.
   std::vector<bool> closed(kSlow, false);
   int open = kSlow;
-  while (open > 0 && std::chrono::steady_clock::now() - start < 10s) {
+  while (open > 0 && std::chrono::steady_clock::now() - start < 30s) {
     std::vector<pollfd> fds;
     for (int i = 0; i < kSlow; ++i) {
       if (!closed[i]) fds.push_back({slow[i].fd(), POLLIN, 0});
@@ -78,9 +78,12 @@ TEST(HttpSlowloris, DribblingConnectionsAreClosedWhileOthersAreServed) {
   const auto elapsed = std::chrono::steady_clock::now() - start;
   stop.store(true);
   normal.join();
+  // With a 1 s read-header timeout every dribbler is gone after ~1-2 s on an
+  // idle machine; without the timeout none is, ever (the 30 s cap). The
+  // bounds leave room for four busy loops on the two cores.
   EXPECT_EQ(open, 0);
-  EXPECT_LT(elapsed, 5s);
-  EXPECT_GT(ok.load(), 10);
+  EXPECT_LT(elapsed, 15s);
+  EXPECT_GT(ok.load(), 3);
   EXPECT_EQ(failed.load(), 0);
 }
 

@@ -189,7 +189,10 @@ void with_silent_peer(F body) {
   EXPECT_EQ(goro_test::count_fds(), fds_before);
 }
 
-TEST(NetDeadline, ReadTimesOutWithin50To150ms) {
+// Deadlines never fire early (the lower bounds); the upper bounds only tell a
+// deadline that fired from one that did not, with room for a loaded machine
+// (four busy loops on two cores stall a thread for tens of milliseconds).
+TEST(NetDeadline, ReadTimesOutAfter50ms) {
   with_silent_peer([](Conn& c, Conn&) {
     const auto t0 = std::chrono::steady_clock::now();  // before: the deadline counts from here
     ASSERT_TRUE(c.set_read_deadline(50ms));
@@ -200,7 +203,7 @@ TEST(NetDeadline, ReadTimesOutWithin50To150ms) {
     EXPECT_EQ(n.error(), goro::errc::timeout);
     EXPECT_EQ(n.error(), std::errc::timed_out);
     EXPECT_GE(ms, 50.0);
-    EXPECT_LE(ms, 150.0);
+    EXPECT_LE(ms, 2000.0);
     // Still expired: fails at once. Cleared: works again.
     EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::timeout);
     ASSERT_TRUE(c.set_read_deadline(goro::net::Clock::time_point{}));
@@ -221,7 +224,7 @@ TEST(NetDeadline, MovingTheDeadlineWhileParkedTakesEffect) {
     double ms = ms_since(t0);
     EXPECT_EQ(n.error(), goro::errc::timeout);
     EXPECT_GE(ms, 65.0);
-    EXPECT_LE(ms, 250.0);
+    EXPECT_LE(ms, 5000.0);  // the old deadline was 10 s
     // Extended: 50 ms -> 300 ms from 20 ms in.
     ASSERT_TRUE(c.set_read_deadline(50ms));
     goro::go([&c] {
@@ -233,7 +236,7 @@ TEST(NetDeadline, MovingTheDeadlineWhileParkedTakesEffect) {
     ms = ms_since(t0);
     EXPECT_EQ(n.error(), goro::errc::timeout);
     EXPECT_GE(ms, 300.0);
-    EXPECT_LE(ms, 500.0);
+    EXPECT_LE(ms, 3000.0);
   });
 }
 
@@ -260,7 +263,7 @@ TEST(NetDeadline, WriteTimesOutWhenThePeerDoesNotRead) {
     auto w = c.write(big);
     ASSERT_FALSE(w);
     EXPECT_EQ(w.error(), goro::errc::timeout);
-    EXPECT_LE(ms_since(t0), 1000.0);
+    EXPECT_LE(ms_since(t0), 5000.0);
   });
 }
 
@@ -277,7 +280,7 @@ TEST(NetClose, CloseWhileParkedWakesReaderAndAcceptor) {
     const auto t0 = std::chrono::steady_clock::now();
     auto n = c.read(std::span<char>(buf));
     EXPECT_EQ(n.error(), goro::errc::closed);
-    EXPECT_LE(ms_since(t0), 500.0);
+    EXPECT_LE(ms_since(t0), 5000.0);
     EXPECT_EQ(c.close().error(), goro::errc::closed);
     EXPECT_EQ(c.write("x").error(), goro::errc::closed);
     closer.wait();
