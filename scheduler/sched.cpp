@@ -310,12 +310,33 @@ void goroutine_panic(G* g, const char* what) {
 }
 
 // The g0 loop of every M: find work, run it, repeat; returns at shutdown.
+#if defined(GORO_SCHED_PERTURB)
+// Debug: now and then, hand g and the P to another M instead of running g
+// here, so every test keeps moving goroutines between threads (even at
+// maxprocs 1). Code that caches a thread-local across a switch, or a lock
+// owned by the thread, then breaks in the debug run of the suite instead of
+// rarely in production. This M goes idle (find_runnable finds no P: stopm).
+static bool perturb_migrate(M* m, G* g) {
+  if (fastrandn(8) != 0 || sched.stopping.load(std::memory_order_relaxed)) return false;
+  P* p = m->p;
+  runq_put(p, g, true);  // runnext: the next M runs it first
+  m->p = nullptr;
+  p->m.store(nullptr, std::memory_order_relaxed);
+  p->running_g.store(nullptr, std::memory_order_relaxed);
+  startm(p, false);  // an idle M, or a new one
+  return true;
+}
+#endif
+
 void schedule_loop(M* m) {
   for (;;) {
     bool inherit = false;
     G* g = find_runnable(m, &inherit);
     if (g == nullptr) return;
     if (m->spinning) reset_spinning(m);
+#if defined(GORO_SCHED_PERTURB)
+    if (perturb_migrate(m, g)) continue;
+#endif
     P* p = m->p;
     // Raise the count before curg is set: from then on the hog signal
     // handler sees a goroutine on this M, and it must see locks > 0 until the

@@ -4,6 +4,8 @@
 #   release : every test (labels unit, integration, stress) + the consumer check
 #   tsan    : labels unit and stress under ThreadSanitizer
 #   asan    : labels unit and stress under AddressSanitizer + UBSan
+#   debug   : labels unit and stress with assertions on and scheduling
+#             perturbed (random slow paths, goroutines moved between threads)
 # Prints ctest's summary lines; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +31,7 @@ run_preset() {  # preset, ctest label regex ('' = all)
 run_preset release ""
 run_preset tsan 'unit|stress'
 run_preset asan 'unit|stress'
+run_preset debug 'unit|stress'
 
 echo
 echo "=== goro: summary"
