@@ -5,6 +5,7 @@ set -euo pipefail
 
 GORO_PACKAGES=(
   g++ clang cmake ninja-build pkg-config          # toolchain (clang: libFuzzer targets)
+  clang-format git                                # scripts/lint.sh: the format check
   libclang-rt-14-dev                              # clang's sanitizer and fuzzer runtimes
   node-llhttp                                     # HTTP/1.1 parser sources, built by our CMake
   libssl-dev                                      # TLS (OpenSSL 3)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command (and .ci/run): install what is missing, then
 # build and run the whole suite:
+#   lint    : formatting (scripts/lint.sh)
 #   release : every test (labels unit, integration, stress) + the consumer check
 #   tsan    : labels unit and stress under ThreadSanitizer
 #   asan    : labels unit and stress under AddressSanitizer + UBSan
@@ -14,6 +15,14 @@ bash scripts/deps.sh
 jobs=$(nproc)
 status=0
 summary=()
+
+echo "=== goro: lint (scripts/lint.sh)" >&2
+if bash scripts/lint.sh; then
+  summary+=("lint: clean")
+else
+  summary+=("lint: FAILED")
+  status=1
+fi
 
 run_preset() {  # preset, ctest label regex ('' = all)
   local preset=$1 labels=$2

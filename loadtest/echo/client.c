@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   double elapsed = now() - start;
   qsort(samples, nsamples, sizeof(float), cmp);
   double sum = 0;
-  for (size_t i = 0; i < nsamples; i++) sum += samples[i];
+  for (size_t i = 0; i < nsamples; i++)
+    sum += samples[i];
   printf("%ld %.0f %.2f %.2f %.2f\n", trips, (double)trips / elapsed,
          nsamples ? sum / (double)nsamples : 0, nsamples ? samples[nsamples / 2] : 0,
          nsamples ? samples[nsamples * 99 / 100] : 0);

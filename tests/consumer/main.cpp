@@ -7,9 +7,11 @@
 int main() {
   return goro::run([] {
     goro::Chan<int> results(0);
-    for (int i = 1; i <= 10; ++i) goro::go([results, i]() mutable { results.send(i * i); });
+    for (int i = 1; i <= 10; ++i)
+      goro::go([results, i]() mutable { results.send(i * i); });
     int sum = 0;
-    for (int i = 0; i < 10; ++i) sum += *results.recv();
+    for (int i = 0; i < 10; ++i)
+      sum += *results.recv();
     std::printf("consumer sum=%d\n", sum);
     return sum == 385 ? 0 : 1;
   });
