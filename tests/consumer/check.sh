@@ -2,9 +2,9 @@
 # Builds tests/consumer against goro both ways and runs it:
 #   check.sh SOURCE_DIR BUILD_DIR    (BUILD_DIR: goro's configured build tree)
 set -euo pipefail
-src=$1
+src="$(cd "$1" && pwd)"
 build=$2
-work="$build/consumer-check"
+work="$(cd "$build" && pwd)/consumer-check"
 rm -rf "$work"
 mkdir -p "$work"
 

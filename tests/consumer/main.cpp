@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   return goro::run([&] {
     goro::http::Router r;
     r.handle("GET /greet/{name}", [&](goro::http::Request& req, goro::http::ResponseWriter& w) {
-      goro::http::write_json(w, {{"greeting", greeting}, {"name", req.path_value("name")}});
+      (void)goro::http::write_json(w, {{"greeting", greeting}, {"name", req.path_value("name")}});
     });
     goro::http::ServerOptions opts;
     opts.addr = "127.0.0.1:0";
