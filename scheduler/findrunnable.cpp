@@ -299,8 +299,10 @@ G* find_runnable(M* m, bool* inherit) {
       continue;
     }
     if (p->retire_requested.load(std::memory_order_acquire)) {
-      retire_owned_p(m);  // a live shrink removed this P
-      continue;           // without a P: stop spinning, then stopm
+      // A live shrink removed this P, unless a grow has cancelled that since:
+      // retire_owned_p decides under sched.lock.
+      retire_owned_p(m);
+      continue;  // without a P: stop spinning, then stopm; with one: go on
     }
     if (sched.npwait() > 0) {
       // An M with a goroutine on it waits for a P (syscall.cpp reacquire_p).

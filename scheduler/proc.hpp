@@ -120,8 +120,10 @@ StackPool& stack_pool();
 void newm(P* p, bool spinning);
 
 // procresize.cpp
-bool p_is_doomed(const P* p);   // beyond gomaxprocs: to be retired
-void retire_owned_p(M* m);      // m's P retires; m is left without a P
+bool p_is_doomed(const P* p);  // beyond gomaxprocs: to be retired
+// If m's P is still asked to retire (checked under sched.lock), retires it
+// and leaves m without a P; false if a grow cancelled the request.
+bool retire_owned_p(M* m);
 void retire_idle_locked(P* p);  // sched.lock held; p is not on the idle list
 void flush_moved_timers();      // after a retirement, sched.lock not held (procresize.cpp)
 int resize_procs(int n);        // returns the previous count

@@ -3,9 +3,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "goro/goro.hpp"
+#include "scheduler/sched.hpp"
 
 using namespace std::chrono_literals;
 
@@ -135,6 +139,94 @@ TEST(ResizeStress, ForeignThreadResizesWhileGoroutinesSleep) {
       },
       {.maxprocs = 2});
   EXPECT_EQ(naps.load(), 4 * 300);
+}
+
+// White-box (issue 16 item 1): Ps below maxprocs that a resize left retired.
+// A live P is never kDead; a retired one below maxprocs is capacity lost for
+// good (it never goes on the idle list again).
+int retired_live_ps() {
+  using namespace goro::detail;
+  std::lock_guard<SchedMutex> lock(sched.lock);
+  int n = 0;
+  for (int i = 0; i < sched.gomaxprocs.load() && i < sched.allp.size(); ++i) {
+    if (sched.allp[i]->status.load() == PStatus::kDead) ++n;
+  }
+  return n;
+}
+
+// Shrink to 1 and grow back to 8 at once, over and over, from a plain thread
+// while goroutines spawn and yield on every P. A shrink asks each running
+// doomed P's owner to retire it; the grow right behind it cancels the
+// request. The owner read the request without sched.lock, so it could see
+// the request, lose the race to the grow and retire a P that was live again
+// (issue 16 item 1). Returns after the load has stopped.
+void shrink_and_grow_under_load(int rounds) {
+  std::atomic<bool> stop{false};
+  goro::WaitGroup load;
+  for (int w = 0; w < 16; ++w) {
+    load.add(1);
+    goro::go([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        goro::go([] { goro::yield(); });
+        goro::yield();
+      }
+      load.done();
+    });
+  }
+  std::thread resizer([rounds] {
+    for (int i = 0; i < rounds; ++i) {
+      goro::set_maxprocs(1);
+      goro::set_maxprocs(8);
+    }
+  });
+  goro::blocking([&] { resizer.join(); });
+  stop = true;
+  load.wait();
+}
+
+#if defined(GORO_TSAN) || defined(GORO_ASAN)
+constexpr int kResizeRounds = 500;
+#else
+constexpr int kResizeRounds = 3000;
+#endif
+
+// Every P below maxprocs is alive after the storm, and with the load gone all
+// of them but main's go idle (npidle reaches maxprocs - 1).
+TEST(ResizeStress, ShrinkThenGrowNeverRetiresALiveP) {
+  goro::run(
+      [] {
+        shrink_and_grow_under_load(kResizeRounds);
+        EXPECT_EQ(retired_live_ps(), 0);
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (goro::stats().idle_procs < 7 && std::chrono::steady_clock::now() < deadline)
+          goro::sleep_for(1ms);
+        EXPECT_EQ(goro::stats().idle_procs, 7u);
+        while (goro::num_goroutines() > 1)
+          goro::sleep_for(1ms);
+      },
+      {.maxprocs = 8});
+}
+
+// The same storm, then main blocks forever: the deadlock detector needs
+// every P below maxprocs idle, so a P retired while live turned this report
+// into a silent hang. alarm() bounds the hang (the child then dies of
+// SIGALRM and the expectation fails).
+TEST(ResizeDeathTest, DeadlockAfterShrinkAndGrowIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(20);
+        goro::run(
+            [] {
+              shrink_and_grow_under_load(kResizeRounds);
+              while (goro::num_goroutines() > 1)
+                goro::sleep_for(1ms);
+              goro::Chan<int> never;
+              never.recv();
+            },
+            {.maxprocs = 8});
+      },
+      ::testing::ExitedWithCode(2), "all goroutines are asleep");
 }
 
 }  // namespace
