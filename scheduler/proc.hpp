@@ -96,6 +96,13 @@ void global_put_batch(GQueue& q);
 void startm(P* p, bool spinning);
 void acquirep(M* m, P* p);
 P* pidleget_locked();
+// pidleget_locked for a caller that found work it cannot take: when no P is
+// idle it sets needspinning (findrunnable.cpp essay). sched.lock held.
+P* pidleget_spinning_locked();
+// newm could not start a thread for p: gives p back (its queue goes global),
+// undoes the spinning count if the M was to spin, and makes sure queued work
+// is not left without a spinner (findrunnable.cpp).
+void startm_failed(P* p, bool spinning);
 void pidleput_locked(P* p);
 void stop_the_world_wake_all();
 
