@@ -38,7 +38,11 @@
 // lock before it puts the P on that list: either the setter finds the P, or
 // the M sees the flag. wakep once decided "no idle P" from an unlocked read
 // of npidle and set the flag outside the lock, and an M could idle its P in
-// between: an idle P, queued work and no spinner (issue 16 item 4).
+// between: an idle P, queued work and no spinner (issue 16 item 4). An M
+// that has already given up its P reads the flag again in stopm, under the
+// lock, before it sleeps: when newm cannot create a thread for queued work,
+// such an M is the only one left to take it (startm_failed).
+// tests/scheduler/model_test.cpp checks this handshake, every interleaving.
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -176,6 +180,15 @@ void stopm(M* m) {
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
     if (sched.stopping.load(std::memory_order_relaxed)) return;
+    if (sched.needspinning.load(std::memory_order_relaxed) == 1 && sched.pidle != nullptr) {
+      // Work was found that nobody could take since this M gave up its P
+      // (startm_failed: no thread could be created for it): spin instead of
+      // sleeping, or the work waits behind a running goroutine while a P and
+      // this M sit idle (the essay).
+      acquirep(m, pidleget_locked());
+      become_spinning(m);
+      return;
+    }
     m->schedlink = sched.midle;
     sched.midle = m;
     ++sched.nmidle;
