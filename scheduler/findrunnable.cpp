@@ -32,7 +32,17 @@
 // not order a store before a later load.) The last spinner to find work hands
 // the role on (reset_spinning calls wakep), so a burst of work fans out.
 // needspinning covers "found work but no idle P": the flag tells an M about
-// to give up its P to spin instead (Go #45867).
+// to give up its P to spin instead (Go #45867). It is set only under
+// sched.lock, in the same critical section that found the idle list empty
+// (pidleget_spinning_locked), and the M giving up its P reads it under the
+// lock before it puts the P on that list: either the setter finds the P, or
+// the M sees the flag. wakep once decided "no idle P" from an unlocked read
+// of npidle and set the flag outside the lock, and an M could idle its P in
+// between: an idle P, queued work and no spinner (issue 16 item 4). An M
+// that has already given up its P reads the flag again in stopm, under the
+// lock, before it sleeps: when newm cannot create a thread for queued work,
+// such an M is the only one left to take it (startm_failed).
+// tests/scheduler/model_test.cpp checks this handshake, every interleaving.
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -170,6 +180,15 @@ void stopm(M* m) {
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
     if (sched.stopping.load(std::memory_order_relaxed)) return;
+    if (sched.needspinning.load(std::memory_order_relaxed) == 1 && sched.pidle != nullptr) {
+      // Work was found that nobody could take since this M gave up its P
+      // (startm_failed: no thread could be created for it): spin instead of
+      // sleeping, or the work waits behind a running goroutine while a P and
+      // this M sit idle (the essay).
+      acquirep(m, pidleget_locked());
+      become_spinning(m);
+      return;
+    }
     m->schedlink = sched.midle;
     sched.midle = m;
     ++sched.nmidle;
@@ -246,12 +265,11 @@ G* release_and_block(M* m, std::int64_t poll_until) {
     bool work = sched.runq_size() > 0 || any_runq_nonempty();
     if (work) {
       std::lock_guard<SchedMutex> lock(sched.lock);
-      if (P* p2 = pidleget_locked()) {
+      if (P* p2 = pidleget_spinning_locked()) {
         acquirep(m, p2);
         become_spinning(m);
         return nullptr;
       }
-      sched.needspinning.store(1, std::memory_order_relaxed);
     }
   }
   // Timers moved by a retirement are covered by earliest_timer() below, read
@@ -299,8 +317,10 @@ G* find_runnable(M* m, bool* inherit) {
       continue;
     }
     if (p->retire_requested.load(std::memory_order_acquire)) {
-      retire_owned_p(m);  // a live shrink removed this P
-      continue;           // without a P: stop spinning, then stopm
+      // A live shrink removed this P, unless a grow has cancelled that since:
+      // retire_owned_p decides under sched.lock.
+      retire_owned_p(m);
+      continue;  // without a P: stop spinning, then stopm; with one: go on
     }
     if (sched.npwait() > 0) {
       // An M with a goroutine on it waits for a P (syscall.cpp reacquire_p).
@@ -387,6 +407,12 @@ P* pidleget_locked() {
   return p;
 }
 
+P* pidleget_spinning_locked() {
+  P* p = pidleget_locked();
+  if (p == nullptr) sched.needspinning.store(1, std::memory_order_relaxed);  // see the essay
+  return p;
+}
+
 void pidleput_locked(P* p) {
   GORO_CHECK(p->runq.empty(), "sched: idle P with a non-empty run queue");
   if (p_is_doomed(p)) {  // a shrink is pending for it: retire instead
@@ -434,27 +460,67 @@ void startm(P* p, bool spinning) {
 void wakep() {
   // StoreLoad: the caller has just published work; see the essay.
   storeload_fence();
+  // One spinner at a time. Our count makes concurrent wakeps return at once;
+  // their work is covered by the spinner we start, or by needspinning when
+  // there is no idle P. Whether there is one is decided under sched.lock
+  // (see the essay), never from npidle alone (Go's wakep/pidlegetSpinning).
   if (sched.nmspinning.load(std::memory_order_relaxed) != 0) return;
-  if (sched.npidle.load(std::memory_order_relaxed) == 0) {
-    // Nobody to wake; tell an M about to give up its P to spin instead.
-    if (sched.needspinning.load(std::memory_order_relaxed) == 0) {
-      sched.needspinning.store(1, std::memory_order_relaxed);
-    }
-    return;
-  }
   int zero = 0;
   if (!sched.nmspinning.compare_exchange_strong(zero, 1)) return;
   P* p;
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
-    p = pidleget_locked();
+    p = pidleget_spinning_locked();
     if (p == nullptr) {
-      sched.needspinning.store(1, std::memory_order_relaxed);
       sched.nmspinning.fetch_sub(1);
       return;
     }
   }
   startm(p, true);
+}
+
+void startm_failed(P* p, bool spinning) {
+  // We own p transiently (nobody else may pop its queue); an idle P must have
+  // an empty queue, so its goroutines go to the global queue.
+  GQueue queued;
+  p->runq.drain_to(queued);
+  {
+    std::lock_guard<SchedMutex> lock(sched.lock);
+    if (!queued.empty()) {
+      sched.runq.append(queued);
+      sched.publish_runq_size_locked();
+    }
+    pidleput_locked(p);
+  }
+  flush_moved_timers();  // pidleput_locked may have retired p
+  if (spinning) {
+    // The M we were to start counted as a spinner, so wakeps since then
+    // started nobody: drop the count as a spinner does (the essay), then
+    // recheck the queues.
+    sched.nmspinning.fetch_sub(1, std::memory_order_seq_cst);
+    storeload_fence();
+  }
+  if (sched.runq_size() == 0 && !any_runq_nonempty()) return;
+  // Work is queued and we could not start a thread for it. An M may have
+  // gone idle meanwhile: start it. Otherwise the next M to give up its P
+  // spins instead (needspinning, under the lock as the essay requires).
+  M* m = nullptr;
+  P* idle = nullptr;
+  {
+    std::lock_guard<SchedMutex> lock(sched.lock);
+    if (sched.midle != nullptr) idle = pidleget_locked();
+    if (idle == nullptr) {
+      sched.needspinning.store(1, std::memory_order_relaxed);
+      return;
+    }
+    m = sched.midle;
+    sched.midle = m->schedlink;
+    --sched.nmidle;
+    sched.nmspinning.fetch_add(1, std::memory_order_seq_cst);
+  }
+  m->spinning = true;
+  m->nextp = idle;
+  m->park.wake();
 }
 
 void inject_glist(GQueue& q) {

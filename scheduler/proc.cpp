@@ -418,22 +418,7 @@ void newm(P* p, bool spinning) {
       }
     }
   }
-  // Give the P back and undo the spinning count wakep took for us. We own
-  // the P transiently (nobody else may pop its queue); an idle P must have an
-  // empty queue, so its goroutines go to the global queue, where the Ms that
-  // do run find them.
-  GQueue queued;
-  p->runq.drain_to(queued);
-  {
-    std::lock_guard<SchedMutex> lock(sched.lock);
-    if (!queued.empty()) {
-      sched.runq.append(queued);
-      sched.publish_runq_size_locked();
-    }
-    pidleput_locked(p);
-  }
-  flush_moved_timers();  // pidleput_locked may have retired p
-  if (spinning) sched.nmspinning.fetch_sub(1);
+  startm_failed(p, spinning);  // findrunnable.cpp: give the P back, recheck
 }
 
 namespace {

@@ -96,6 +96,13 @@ void global_put_batch(GQueue& q);
 void startm(P* p, bool spinning);
 void acquirep(M* m, P* p);
 P* pidleget_locked();
+// pidleget_locked for a caller that found work it cannot take: when no P is
+// idle it sets needspinning (findrunnable.cpp essay). sched.lock held.
+P* pidleget_spinning_locked();
+// newm could not start a thread for p: gives p back (its queue goes global),
+// undoes the spinning count if the M was to spin, and makes sure queued work
+// is not left without a spinner (findrunnable.cpp).
+void startm_failed(P* p, bool spinning);
 void pidleput_locked(P* p);
 void stop_the_world_wake_all();
 
@@ -120,8 +127,10 @@ StackPool& stack_pool();
 void newm(P* p, bool spinning);
 
 // procresize.cpp
-bool p_is_doomed(const P* p);   // beyond gomaxprocs: to be retired
-void retire_owned_p(M* m);      // m's P retires; m is left without a P
+bool p_is_doomed(const P* p);  // beyond gomaxprocs: to be retired
+// If m's P is still asked to retire (checked under sched.lock), retires it
+// and leaves m without a P; false if a grow cancelled the request.
+bool retire_owned_p(M* m);
 void retire_idle_locked(P* p);  // sched.lock held; p is not on the idle list
 void flush_moved_timers();      // after a retirement, sched.lock not held (procresize.cpp)
 int resize_procs(int n);        // returns the previous count

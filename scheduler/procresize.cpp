@@ -16,6 +16,10 @@
 //     queue, its timers to P0 (never retired), its dead-G cache to the global
 //     cache, its status to kDead, and the M goes idle;
 //   - an M releasing a doomed P (pidleput_locked) retires it instead.
+// A grow cancels pending requests under sched.lock, so an owner that saw a
+// request without the lock retires only if it still stands under the lock
+// (retire_owned_p): otherwise a shrink followed at once by a grow could kill
+// a P that is live again, capacity lost for good (issue 16 item 1).
 // The retired P's timers join P0's heap, whose watcher (an M polling with
 // P0's old deadline, or none: every M may be asleep) does not know about
 // them: the retirer calls flush_moved_timers() once it drops sched.lock,
@@ -82,15 +86,20 @@ bool p_is_doomed(const P* p) {
   return p->id >= sched.gomaxprocs.load(std::memory_order_relaxed);
 }
 
-void retire_owned_p(M* m) {
+bool retire_owned_p(M* m) {
   P* p = m->p;
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
+    // The caller saw the request without the lock; a grow may have cancelled
+    // it since (P::retire_requested). Only the value under the lock counts.
+    if (!p->retire_requested.load(std::memory_order_relaxed)) return false;
+    GORO_CHECK(p_is_doomed(p), "procresize: retirement requested for a P below maxprocs");
     m->p = nullptr;
     retire_locked(p);
   }
   flush_moved_timers();
   if (sched.runq_size() > 0) wakep();  // its run queue went global
+  return true;
 }
 
 void flush_moved_timers() {

@@ -256,10 +256,14 @@ void ready(G* g) noexcept {
     next = fastrandn(2) == 0;  // debug: do not always favour the readied G
 #endif
     runq_put(m->p, g, next);
-    // g is on the P this M owns and will run. With a single P there is no
-    // other P to run it sooner, and wakep's StoreLoad fence was 4% of a 1-P
-    // ping-pong. (A concurrent resize wakes Ms for its new Ps itself.)
-    if (sched.gomaxprocs.load(std::memory_order_relaxed) > 1) wakep();
+    // g is on the P this M owns and will run. When this is the only P there
+    // is no other P to run it sooner, and wakep's StoreLoad fence was 4% of
+    // a 1-P ping-pong. "Only P" means maxprocs is 1 and this P is the live
+    // one: a P that a shrink doomed is still ours until our next scheduling
+    // point, and if our goroutine now blocks or spins, g must move to P0
+    // (issue 16 item 2). (A concurrent grow wakes Ms for its new Ps itself.)
+    const int live = sched.gomaxprocs.load(std::memory_order_relaxed);
+    if (live > 1 || m->p->id >= live) wakep();
   } else {
     global_put(g);
     wakep();

@@ -140,7 +140,11 @@ struct P {
   std::atomic<std::int64_t> exited{0};
   P* link = nullptr;  // idle P list (lock)
   // Set (under sched.lock) when a shrink removes this running P; its owner
-  // retires it at its next scheduling point (procresize.cpp).
+  // retires it at its next scheduling point (procresize.cpp). A grow clears
+  // it, also under sched.lock. Invariant: under sched.lock, set implies
+  // id >= gomaxprocs. A read without the lock is a hint only: the owner
+  // retires the P only if the flag is still set under the lock
+  // (retire_owned_p; issue 16 item 1).
   std::atomic<bool> retire_requested{false};
   // Set with retire_requested and at shutdown: the direct-switch fast path
   // must go through g0 (one flag to test instead of several).

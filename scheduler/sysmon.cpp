@@ -147,11 +147,12 @@ bool retake_syscall(P* p, std::int64_t now) {
   return true;
 }
 
+// Every P that is not dead, including those a shrink doomed and whose owner
+// has not retired them yet: a goroutine that blocks or hogs on one strands
+// the work queued behind it (issue 16 item 2).
 bool retake(std::int64_t now) {
   bool acted = false;
-  const int live = sched.gomaxprocs.load(std::memory_order_relaxed);
-  for (int i = 0; i < live && i < sched.allp.size(); ++i) {
-    P* p = sched.allp[i];
+  for (P* p : sched.allp) {
     switch (p->status.load(std::memory_order_acquire)) {
       case PStatus::kRunning:
         acted |= retake_running(p, now);
@@ -193,8 +194,15 @@ void quit_if_asked() {
   if (g_sigquit.load(std::memory_order_relaxed)) exit_with_goroutine_dump("SIGQUIT: quit");
 }
 
+// Every live P idle, and no doomed P still running (a shrink leaves it to its
+// owner, who may block or hog on it first: retake must still watch it).
 bool all_idle() {
-  return sched.npidle.load(std::memory_order_relaxed) == sched.gomaxprocs.load();
+  const int live = sched.gomaxprocs.load();
+  if (sched.npidle.load(std::memory_order_relaxed) != live) return false;
+  for (int i = live; i < sched.allp.size(); ++i) {
+    if (sched.allp[i]->status.load(std::memory_order_acquire) != PStatus::kDead) return false;
+  }
+  return true;
 }
 
 void loop() {
