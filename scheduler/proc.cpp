@@ -185,12 +185,14 @@ void m_start(M* m) {
   set_current_m(m);
   m->tid = static_cast<int>(gettid());
   bind_thread_state(m);
+  signal_stack_install(m);
 #if defined(GORO_TSAN)
   m->g0.tsan_fiber = __tsan_get_current_fiber();
 #endif
   acquirep(m, m->nextp);
   m->nextp = nullptr;
   schedule_loop(m);
+  signal_stack_release(m);
   m->exited.store(true, std::memory_order_release);
   set_current_m(nullptr);
 }
@@ -536,6 +538,7 @@ void teardown(M* m0) {
   delete g_stacks;
   g_stacks = nullptr;
   g_free_global = std::vector<G*>{};
+  signal_stack_release(m0);  // the caller's thread gets its own signal stack back (none)
   delete m0;
   set_current_m(nullptr);
   // A fresh scheduler for the next goro::run in this process.
@@ -567,6 +570,7 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
 #endif
   acquirep(m0, sched.allp[0]);
   sched.mcount.store(1);
+  signal_stack_install(m0);
   install_preempt_signal();
   sysmon_start();
 

@@ -65,6 +65,12 @@ inline void maybe_preempt(G* g) {
   if (__builtin_expect(g->preempt.load(std::memory_order_relaxed), 0)) preempt_current();
 }
 
+// signals.cpp: the calling thread's signal stack, for M m (at thread start and
+// exit, on the thread itself).
+std::size_t signal_stack_size();
+void signal_stack_install(M* m);
+void signal_stack_release(M* m);
+
 // findrunnable.cpp
 G* find_runnable(M* m, bool* inherit);
 void reset_spinning(M* m);

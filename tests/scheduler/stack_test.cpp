@@ -232,6 +232,68 @@ TEST(StacksDeathTest, ExhaustedStackMemoryFailsAtTheSpawnSite) {
   EXPECT_EXIT(spawn_until_stack_memory_runs_out(), ::testing::ExitedWithCode(0), "threw 1");
 }
 
+// Recurses in 256-byte frames until one reaches `stop`, then spins there,
+// never entering goro, until `done` is set or `limit` passes: a hog that sits
+// near the bottom of its stack.
+__attribute__((noinline)) void spin_at(const char* stop, const std::atomic<bool>& done,
+                                       std::chrono::steady_clock::time_point limit) {
+  volatile char frame[256];
+  for (auto& c : frame)
+    c = 0x5a;
+  if (const_cast<const char*>(&frame[0]) > stop) {
+    spin_at(stop, done, limit);
+  } else {
+    while (!done.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < limit) {
+    }
+  }
+  frame[1] = frame[0];
+}
+
+[[noreturn]] void hog_near_the_stack_bottom() {
+  // The protocol under test; TSan builds leave it off unless asked (sysmon.cpp).
+  ScopedDebugEnv env("asyncpreemptoff=0");
+  constexpr std::size_t kStack = 64 * 1024;
+  std::atomic<bool> handed_off{false};
+  goro::run(
+      [&] {
+        const std::uint64_t before = goro::stats().handoffs;
+        std::atomic<bool> started{false};
+        goro::go(goro::SpawnOptions{.stack_size = kStack}, [&] {
+          // The goroutine's first frame is a few hundred bytes below the top
+          // of its stack: frames down to here - kStack + 2 KiB end within
+          // about 2 KiB of the guard page, less than the kernel's signal frame
+          // (AT_MINSIGSTKSZ: 3.4 KiB with AVX-512) plus the 128-byte red zone.
+          const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+          started.store(true);
+          spin_at(reinterpret_cast<const char*>(here - kStack + 2048), handed_off,
+                  std::chrono::steady_clock::now() + std::chrono::seconds(20));
+        });
+        while (!started.load())
+          goro::yield();
+        // The hog's P was retaken once its thread ran the SIGURG handler.
+        while (goro::stats().handoffs == before)
+          goro::sleep_for(std::chrono::milliseconds(1));
+        handed_off.store(true);
+      },
+      {.maxprocs = 2});
+  std::fprintf(stderr, "survived the hog signal\n");
+  std::_Exit(0);
+}
+
+// The hog signal (SIGURG, syscall.cpp "Hogs") must not be delivered on the
+// goroutine's stack: a goroutine 2 KiB above its guard page would take the
+// kernel's signal frame into the guard (SIGSEGV), or, with canary-only
+// stacks, into its neighbour's stack. Every M has a signal stack
+// (scheduler/signals.cpp "Signal stacks").
+TEST(StacksDeathTest, HogSignalNearTheStackBottomRunsOnTheSignalStack) {
+#if defined(GORO_ASAN)
+  GTEST_SKIP() << "ASan moves instrumented frames to its fake stack, so spin_at() cannot reach "
+                  "the stack bottom";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(hog_near_the_stack_bottom(), ::testing::ExitedWithCode(0), "survived");
+}
+
 TEST(StacksDeathTest, OverflowHitsTheGuardPage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(goro::run(
