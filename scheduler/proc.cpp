@@ -60,7 +60,8 @@
 namespace goro::detail {
 namespace {
 
-constexpr std::size_t kDefaultStack = 64 * 1024;
+// The default stack reservation (stack.hpp "Size").
+constexpr std::size_t kDefaultStack = 512 * 1024;
 // Stack credits move between a P and the pool in batches of kCreditBatch; a
 // P keeps at most kCreditMax.
 constexpr std::int64_t kCreditBatch = 64;
@@ -245,6 +246,9 @@ void gfree_put(P* p, G* g) {
     // start clean.
     __asan_unpoison_memory_region(g->stack.lo, g->stack.size);
 #endif
+    // A goroutine that went deep leaves no more committed than 64 KiB for
+    // the next one (stack.hpp "Size"); an own mapping is unmapped anyway.
+    if (g->stack.pooled) StackPool::trim_deep(g->stack);
     // Default-size stacks go to this P's cache (LIFO: the next goroutine to
     // start here runs on it while it is still in this core's cache); the
     // cache is bounded by its size and by the P's credits. The rest, and
@@ -506,6 +510,7 @@ void lsan_ignore_abandoned(G* g) {
 void teardown(M* m0) {
   sysmon_stop();
   uninstall_preempt_signal();
+  uninstall_fault_handlers();
   std::vector<M*> ms;
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
@@ -571,6 +576,7 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   acquirep(m0, sched.allp[0]);
   sched.mcount.store(1);
   signal_stack_install(m0);
+  install_fault_handlers();
   install_preempt_signal();
   sysmon_start();
 

@@ -70,6 +70,12 @@ inline void maybe_preempt(G* g) {
 std::size_t signal_stack_size();
 void signal_stack_install(M* m);
 void signal_stack_release(M* m);
+// The SIGSEGV/SIGBUS handler that reports stack overflows ("Fatal faults").
+void install_fault_handlers();
+void uninstall_fault_handlers();
+// Prints "goroutine N: stack overflow (S KiB), spawned at FILE:LINE" and
+// exits with status 2. Async-signal-safe.
+[[noreturn]] void report_stack_overflow(const G* g) noexcept;
 
 // findrunnable.cpp
 G* find_runnable(M* m, bool* inherit);

@@ -151,8 +151,7 @@ __attribute__((returns_nonnull, always_inline)) static inline M* switch_away_inl
              "sched: switch_away without owning a P");
   GORO_CHECK(m->locks.load(std::memory_order_relaxed) > 0,
              "sched: switch_away outside the runtime");
-  if (g->stack.guard == GuardKind::kCanaryOnly)
-    StackPool::check_canary(g->stack, g->id.load(std::memory_order_relaxed));
+  if (StackPool::canary_smashed(g->stack)) report_stack_overflow(g);
   ThreadState saved;
   if (!kCallerKeepsState) saved = save_thread_state(m);
   bool inherit = false;

@@ -25,13 +25,33 @@
 // A thread that already has a signal stack (set by a sanitizer's thread
 // start, or by the code that called goro::run) keeps it, as Go does: its
 // owner may depend on it.
+//
+// ## Fatal faults
+// goro cannot grow a stack (stack.hpp "Size"), so running past its bottom is
+// fatal, as Go's "fatal error: stack overflow" is; but it must say so. SIGSEGV
+// and SIGBUS are caught on the signal stack while goro::run runs. A fault on
+// the guard page below the running goroutine's stack (or, for a frame larger
+// than a page that stepped over the guard, with the stack pointer itself
+// below the stack), or with the goroutine's canary overwritten, prints
+//   goro: fatal error: goroutine N: stack overflow (S KiB), spawned at F:L
+// and exits with status 2. Anything else is not ours: it goes to the handler
+// that was installed before goro::run, or, if that was the default action,
+// the default is restored and the fault happens again when the handler
+// returns (a signal sent with kill is sent again), so a real crash still
+// dumps core where it happened. Everything here is async-signal-safe: no
+// allocation, no stdio, one write(2) per piece of the message.
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <source_location>
 
 #include "scheduler/proc.hpp"
 
@@ -55,7 +75,120 @@ std::size_t page_size() {
   return page;
 }
 
+// A frame this much larger than the guard page can step over it (GCC probes
+// no pages without -fstack-clash-protection); a stack pointer this far below
+// a stack still counts as an overflow of it.
+constexpr std::uintptr_t kStepOver = 1 << 20;
+
+struct sigaction g_old_segv;
+struct sigaction g_old_bus;
+bool g_faults_installed = false;
+
+void put(const char* s, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(STDERR_FILENO, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+void put(const char* s) {
+  put(s, std::strlen(s));
+}
+void put(std::uint64_t v) {
+  char buf[24];
+  char* p = buf + sizeof buf;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  put(p, static_cast<std::size_t>(buf + sizeof buf - p));
+}
+
+std::uintptr_t fault_sp(void* uctx) {
+  const auto* uc = static_cast<const ucontext_t*>(uctx);
+#if defined(__x86_64__)
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.sp);
+#else
+  (void)uc;
+  return 0;
+#endif
+}
+
+bool is_overflow(const Stack& s, std::uintptr_t addr, std::uintptr_t sp) {
+  const auto lo = reinterpret_cast<std::uintptr_t>(s.lo);
+  if (addr >= lo - page_size() && addr < lo) return true;  // the guard page
+  return sp < lo && lo - sp <= kStepOver && addr < lo && lo - addr <= kStepOver;
+}
+
+void pass_on(int sig, siginfo_t* info, void* uctx) {
+  const struct sigaction& old = sig == SIGSEGV ? g_old_segv : g_old_bus;
+  if ((old.sa_flags & SA_SIGINFO) != 0) {
+    if (old.sa_sigaction != nullptr) {
+      old.sa_sigaction(sig, info, uctx);
+      return;
+    }
+  } else if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+    old.sa_handler(sig);
+    return;
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  // Sent, not raised by an instruction: returning would not repeat it. It
+  // stays blocked until this handler returns, then takes the default action.
+  if (info->si_code <= 0) syscall(SYS_tgkill, getpid(), gettid(), sig);
+}
+
+void on_fault(int sig, siginfo_t* info, void* uctx) {
+  M* m = current_m();
+  const G* g = m != nullptr ? m->curg : nullptr;
+  if (g != nullptr && g->stack.lo != nullptr) {
+    // si_code > 0: raised by the faulting instruction, si_addr is meaningful.
+    if (info->si_code > 0 &&
+        is_overflow(g->stack, reinterpret_cast<std::uintptr_t>(info->si_addr), fault_sp(uctx))) {
+      report_stack_overflow(g);
+    }
+    if (StackPool::canary_smashed(g->stack)) report_stack_overflow(g);
+  }
+  pass_on(sig, info, uctx);
+}
+
 }  // namespace
+
+void report_stack_overflow(const G* g) noexcept {
+  const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
+  put("goro: fatal error: goroutine ");
+  put(g->id.load(std::memory_order_relaxed));
+  put(": stack overflow (");
+  put(g->stack.size / 1024);
+  put(" KiB), spawned at ");
+  put(at.file_name());
+  put(":");
+  put(at.line());
+  put("\ngoro: give it a larger stack: goro::SpawnOptions::stack_size, or for every goroutine "
+      "goro::Options::stack_size or GORO_STACK_SIZE\n");
+  _exit(2);
+}
+
+void install_fault_handlers() {
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  g_faults_installed =
+      sigaction(SIGSEGV, &sa, &g_old_segv) == 0 && sigaction(SIGBUS, &sa, &g_old_bus) == 0;
+}
+
+void uninstall_fault_handlers() {
+  if (!g_faults_installed) return;
+  sigaction(SIGSEGV, &g_old_segv, nullptr);
+  sigaction(SIGBUS, &g_old_bus, nullptr);
+  g_faults_installed = false;
+}
 
 std::size_t signal_stack_size() {
   std::size_t frame = static_cast<std::size_t>(getauxval(AT_MINSIGSTKSZ));

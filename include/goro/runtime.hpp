@@ -51,8 +51,13 @@ struct Options {
   // CPU limit); see config/maxprocs. A positive value is explicit and disables
   // live updates.
   int maxprocs = 0;
-  // Default goroutine stack size in bytes (rounded up to pages). 0: 64 KiB,
-  // or GORO_STACK_SIZE from the environment.
+  // Default goroutine stack size in bytes (rounded up to pages). 0: 512 KiB,
+  // or GORO_STACK_SIZE from the environment. This is address space: a stack
+  // commits only the pages its frames touch (a parked goroutine ~4.3 KiB),
+  // and one that went deeper than 64 KiB gives the rest back when it is
+  // reused. Running past the end is fatal: "goroutine N: stack overflow (S
+  // KiB), spawned at FILE:LINE" on stderr, exit status 2 (goro cannot grow a
+  // stack as Go does). Lower it only under a tight RLIMIT_AS.
   std::size_t stack_size = 0;
   // Upper bound on OS threads the runtime may create (Go's SetMaxThreads).
   int max_threads = 10000;
@@ -60,7 +65,11 @@ struct Options {
 
 // Per-spawn options.
 struct SpawnOptions {
-  std::size_t stack_size = 0;  // 0: the runtime's default
+  // 0: the runtime's default (Options::stack_size). Another size gets a
+  // mapping of its own, made and unmapped per goroutine (an mmap and a
+  // munmap per spawn): for the odd goroutine that needs a deep stack, not
+  // for every connection of a server.
+  std::size_t stack_size = 0;
 };
 
 // Starts the runtime, runs `main_fn` as the first goroutine, and returns after
