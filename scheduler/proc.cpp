@@ -183,6 +183,7 @@ Stack take_stack(P* p) {
 }
 
 void m_start(M* m) {
+  block_process_signals();  // "The signal thread" (signals.cpp)
   set_current_m(m);
   m->tid = static_cast<int>(gettid());
   bind_thread_state(m);
@@ -523,6 +524,7 @@ void teardown(M* m0) {
   // A foreign thread's ready() may still be inside wakep() (sched.cpp).
   while (foreign_calls.load(std::memory_order_acquire) != 0)
     std::this_thread::yield();
+  signal_thread_stop();
   netpoll_destroy(sched.poller);
   sched.poller = nullptr;
   for (G* g = sched.allg; g != nullptr;) {
@@ -578,6 +580,7 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
   signal_stack_install(m0);
   install_fault_handlers();
   install_preempt_signal();
+  signal_thread_start();  // before sysmon and the Ms: they inherit its mask
   sysmon_start();
 
   MainResult main{std::move(body)};

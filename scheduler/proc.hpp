@@ -76,6 +76,12 @@ void uninstall_fault_handlers();
 // Prints "goroutine N: stack overflow (S KiB), spawned at FILE:LINE" and
 // exits with status 2. Async-signal-safe.
 [[noreturn]] void report_stack_overflow(const G* g) noexcept;
+// The signal thread ("The signal thread"): started on M0 before any other
+// runtime thread, stopped after every M has been joined.
+void signal_thread_start();
+void signal_thread_stop();
+// Blocks SIGTERM, SIGINT, SIGHUP and SIGQUIT on the calling thread (each M).
+void block_process_signals();
 
 // findrunnable.cpp
 G* find_runnable(M* m, bool* inherit);

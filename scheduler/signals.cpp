@@ -40,6 +40,31 @@
 // returns (a signal sent with kill is sent again), so a real crash still
 // dumps core where it happened. Everything here is async-signal-safe: no
 // allocation, no stdio, one write(2) per piece of the message.
+//
+// ## The signal thread
+// A process-directed signal (kill, Ctrl-C) goes to any thread that does not
+// block it, and its handler interrupts whatever that thread was doing: a
+// goroutine's blocking C call in goro::blocking (usleep, read, a database
+// client's poll) would return EINTR, or short, because of a SIGTERM meant for
+// the server's shutdown. So the process signals a runtime or a server
+// handles (SIGTERM, SIGINT, SIGHUP, SIGQUIT) are blocked on every runtime
+// thread: M0 blocks them when goro::run starts (every thread created from it
+// inherits the mask), each M blocks them again when it starts (an M can be
+// created from a foreign thread, by a ready() that wakes a P), and one
+// dedicated thread leaves them unblocked and sleeps. The kernel delivers
+// them there, where the handlers run (SignalWatch's self-pipe write, sysmon's
+// SIGQUIT flag, a user's handler) and interrupt nothing.
+// Rejected: sigwaitinfo or signalfd on that thread. Taking a signal that way
+// bypasses its disposition, so the thread would have to re-implement each
+// one: the default action (terminate, core dump for SIGQUIT), SIG_IGN, and
+// whatever handler a user or a library installs at any time. Leaving the
+// dispositions to the kernel keeps all of them as they were.
+// A signal the caller of goro::run had blocked stays blocked on the signal
+// thread too (the mask is restored when goro::run returns): a program that
+// blocks SIGTERM in main to sigwait for it on a thread of its own (apps/echo)
+// keeps receiving it there. A signal sent to one thread (pthread_kill,
+// tgkill) still goes to that thread.
+#include <pthread.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -48,10 +73,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <source_location>
+#include <system_error>
+#include <thread>
 
 #include "scheduler/proc.hpp"
 
@@ -83,6 +111,29 @@ constexpr std::uintptr_t kStepOver = 1 << 20;
 struct sigaction g_old_segv;
 struct sigaction g_old_bus;
 bool g_faults_installed = false;
+
+const int kProcessSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+sigset_t process_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : kProcessSignals)
+    sigaddset(&set, sig);
+  return set;
+}
+
+// The signal thread and M0's mask from before goro::run (M0 only).
+std::thread g_signal_thread;
+Note g_signal_note;
+std::atomic<bool> g_signal_stop{false};
+sigset_t g_caller_mask;
+
+void signal_thread_main(sigset_t take) {
+  pthread_sigmask(SIG_UNBLOCK, &take, nullptr);
+  // Handlers interrupt the futex wait (EINTR); the Note sleeps again.
+  while (!g_signal_stop.load(std::memory_order_acquire))
+    g_signal_note.sleep();
+}
 
 void put(const char* s, std::size_t n) {
   while (n > 0) {
@@ -229,6 +280,38 @@ void signal_stack_release(M* m) {
   munmap(s.mapping, s.bytes);
   s.mapping = nullptr;
   s.bytes = 0;
+}
+
+void block_process_signals() {
+  const sigset_t set = process_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void signal_thread_start() {
+  const sigset_t set = process_signals();
+  pthread_sigmask(SIG_BLOCK, &set, &g_caller_mask);
+  sigset_t take;
+  sigemptyset(&take);
+  for (int sig : kProcessSignals) {
+    if (sigismember(&g_caller_mask, sig) == 0) sigaddset(&take, sig);
+  }
+  g_signal_stop.store(false, std::memory_order_relaxed);
+  try {
+    g_signal_thread = std::thread(signal_thread_main, take);
+  } catch (const std::system_error&) {
+    // No thread: the signals go back to M0, as before the signal thread.
+    pthread_sigmask(SIG_SETMASK, &g_caller_mask, nullptr);
+  }
+}
+
+void signal_thread_stop() {
+  if (g_signal_thread.joinable()) {
+    g_signal_stop.store(true, std::memory_order_release);
+    g_signal_note.wake();
+    g_signal_thread.join();
+  }
+  // Signals that came meanwhile are pending and are delivered here, now.
+  pthread_sigmask(SIG_SETMASK, &g_caller_mask, nullptr);
 }
 
 }  // namespace goro::detail

@@ -31,10 +31,11 @@
 // number to a self-pipe (write(2) is async-signal-safe); a small dedicated
 // thread blocks reading it and calls request_shutdown(), which only does a
 // try_send on a channel (allowed from a foreign thread, chan.hpp). A goroutine
-// of the server waits on that channel. Rejected: sigwait needs the signals
-// blocked in every thread, including runtime threads started before the
-// server (the process would otherwise die of a SIGTERM delivered to one);
-// signalfd has the same requirement, and goro::net cannot wrap an fd.
+// of the server waits on that channel. Under goro::run the handler runs on
+// the runtime's signal thread: every other runtime thread blocks SIGTERM and
+// SIGINT, so a shutdown never interrupts a goroutine's call in
+// goro::blocking (scheduler/signals.cpp "The signal thread"). Rejected:
+// sigwait or signalfd would bypass the dispositions a user or library set.
 // The previous dispositions are restored when serve() returns.
 #pragma once
 
