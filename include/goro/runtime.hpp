@@ -108,6 +108,19 @@ void go(SpawnOptions opts, F&& fn, std::source_location where = std::source_loca
 // neighbours keep running (Go's entersyscall/exitsyscall). Returns fn's
 // result, or rethrows its exception in the goroutine. fn must not call into
 // goro (channels, spawns, goro I/O): that is a fatal error.
+//
+// Signals and EINTR: a goroutine that runs 10 ms without a scheduling point
+// gets SIGURG (its P moves to another thread: the hog protocol). The handler
+// is SA_RESTART, but some calls are never restarted (signal(7)): poll,
+// epoll_wait, select, nanosleep/usleep, sem_timedwait, io_getevents. Made
+// directly from a goroutine they can return EINTR (or sleep short); inside
+// blocking() they are not signalled, so put such calls here. SIGTERM,
+// SIGINT, SIGHUP and SIGQUIT never interrupt fn: the runtime takes them on a
+// thread of its own.
+// Threads: a call that lasts hands its P on, and each hogging goroutine
+// keeps its thread while its P moves, so the process can run more threads
+// than maxprocs(): one per concurrent blocking call or hog, plus maxprocs,
+// up to Options::max_threads.
 template <class F>
 auto blocking(F&& fn) -> decltype(fn()) {
   std::exception_ptr error;
