@@ -153,7 +153,7 @@ void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& l
       entry->self = s->conns.begin();
     }
     s->conns_wg.add(1);
-    goro::go([s, entry]() mutable {
+    goro::go(goro::SpawnOptions{.stack_size = s->opts.stack_size}, [s, entry]() mutable {
       detail::serve_conn(s, std::move(entry));
       s->conns_wg.done();  // `s` (captured) keeps the WaitGroup alive
     });

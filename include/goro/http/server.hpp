@@ -79,6 +79,11 @@ struct ServerOptions {
   std::uint64_t max_body_bytes = std::uint64_t{10} << 20;  // 413 beyond
   // Connections served at once; 0: unlimited. See "Connection cap".
   std::size_t max_connections = 10000;
+  // Stack of each connection's goroutine, where its handlers run; 0: the
+  // runtime's default (goro::Options::stack_size: 512 KiB, enough for 256 KiB
+  // of handler frames). Prefer raising the runtime's default: another size
+  // costs an mmap and a munmap per connection (goro::SpawnOptions).
+  std::size_t stack_size = 0;
   // Install SIGTERM/SIGINT handlers for graceful shutdown during serve().
   bool handle_signals = true;
   // Where the server's own diagnostics go (superfluous write_header, handler
