@@ -26,7 +26,8 @@
 //   - the poller has no waiters (a socket could wake someone);
 //   - no thread outside the runtime exists that could still send, close or
 //     unlock something (a std::thread feeding a channel with try_send): the
-//     process has no more threads than the Ms plus sysmon (plus the
+//     process has no more threads than the Ms plus sysmon and the signal
+//     thread (signals.cpp; it only runs signal handlers) (plus the
 //     sanitizer's own), and no sync operation ever came from outside
 //     (note_foreign_sync);
 //   - every live goroutine is kWaiting with a wait reason that only another
@@ -123,9 +124,10 @@ bool anything_can_wake_locked() {
     if (!p->runq.empty()) return true;
     if (p->timers.next_when.load(std::memory_order_relaxed) != kNever) return true;
   }
-  // Ms (M0 included) + sysmon: any other thread could be a waker.
+  // Ms (M0 included) + sysmon + the signal thread: any other thread could be
+  // a waker.
   const long threads = process_threads();
-  if (threads < 0 || threads > sched.mcount.load() + 1 + kSanitizerThreads) return true;
+  if (threads < 0 || threads > sched.mcount.load() + 2 + kSanitizerThreads) return true;
   return false;
 }
 

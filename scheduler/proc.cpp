@@ -60,7 +60,8 @@
 namespace goro::detail {
 namespace {
 
-constexpr std::size_t kDefaultStack = 64 * 1024;
+// The default stack reservation (stack.hpp "Size").
+constexpr std::size_t kDefaultStack = 512 * 1024;
 // Stack credits move between a P and the pool in batches of kCreditBatch; a
 // P keeps at most kCreditMax.
 constexpr std::int64_t kCreditBatch = 64;
@@ -182,15 +183,18 @@ Stack take_stack(P* p) {
 }
 
 void m_start(M* m) {
+  block_process_signals();  // "The signal thread" (signals.cpp)
   set_current_m(m);
   m->tid = static_cast<int>(gettid());
   bind_thread_state(m);
+  signal_stack_install(m);
 #if defined(GORO_TSAN)
   m->g0.tsan_fiber = __tsan_get_current_fiber();
 #endif
   acquirep(m, m->nextp);
   m->nextp = nullptr;
   schedule_loop(m);
+  signal_stack_release(m);
   m->exited.store(true, std::memory_order_release);
   set_current_m(nullptr);
 }
@@ -243,6 +247,9 @@ void gfree_put(P* p, G* g) {
     // start clean.
     __asan_unpoison_memory_region(g->stack.lo, g->stack.size);
 #endif
+    // A goroutine that went deep leaves no more committed than 64 KiB for
+    // the next one (stack.hpp "Size"); an own mapping is unmapped anyway.
+    if (g->stack.pooled) StackPool::trim_deep(g->stack);
     // Default-size stacks go to this P's cache (LIFO: the next goroutine to
     // start here runs on it while it is still in this core's cache); the
     // cache is bounded by its size and by the P's credits. The rest, and
@@ -491,6 +498,7 @@ void lsan_ignore_abandoned(G* g) {
 void teardown(M* m0) {
   sysmon_stop();
   uninstall_preempt_signal();
+  uninstall_fault_handlers();
   std::vector<M*> ms;
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
@@ -503,6 +511,7 @@ void teardown(M* m0) {
   // A foreign thread's ready() may still be inside wakep() (sched.cpp).
   while (foreign_calls.load(std::memory_order_acquire) != 0)
     std::this_thread::yield();
+  signal_thread_stop();
   netpoll_destroy(sched.poller);
   sched.poller = nullptr;
   for (G* g = sched.allg; g != nullptr;) {
@@ -523,6 +532,7 @@ void teardown(M* m0) {
   delete g_stacks;
   g_stacks = nullptr;
   g_free_global = std::vector<G*>{};
+  signal_stack_release(m0);  // the caller's thread gets its own signal stack back (none)
   delete m0;
   set_current_m(nullptr);
   // A fresh scheduler for the next goro::run in this process.
@@ -554,7 +564,10 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
 #endif
   acquirep(m0, sched.allp[0]);
   sched.mcount.store(1);
+  signal_stack_install(m0);
+  install_fault_handlers();
   install_preempt_signal();
+  signal_thread_start();  // before sysmon and the Ms: they inherit its mask
   sysmon_start();
 
   MainResult main{std::move(body)};

@@ -65,6 +65,24 @@ inline void maybe_preempt(G* g) {
   if (__builtin_expect(g->preempt.load(std::memory_order_relaxed), 0)) preempt_current();
 }
 
+// signals.cpp: the calling thread's signal stack, for M m (at thread start and
+// exit, on the thread itself).
+std::size_t signal_stack_size();
+void signal_stack_install(M* m);
+void signal_stack_release(M* m);
+// The SIGSEGV/SIGBUS handler that reports stack overflows ("Fatal faults").
+void install_fault_handlers();
+void uninstall_fault_handlers();
+// Prints "goroutine N: stack overflow (S KiB), spawned at FILE:LINE" and
+// exits with status 2. Async-signal-safe.
+[[noreturn]] void report_stack_overflow(const G* g) noexcept;
+// The signal thread ("The signal thread"): started on M0 before any other
+// runtime thread, stopped after every M has been joined.
+void signal_thread_start();
+void signal_thread_stop();
+// Blocks SIGTERM, SIGINT, SIGHUP and SIGQUIT on the calling thread (each M).
+void block_process_signals();
+
 // findrunnable.cpp
 G* find_runnable(M* m, bool* inherit);
 void reset_spinning(M* m);

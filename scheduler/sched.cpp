@@ -153,8 +153,7 @@ __attribute__((returns_nonnull, always_inline)) static inline M* switch_away_inl
              "sched: switch_away outside the runtime");
   GORO_CHECK(m->thread_locks == 0,
              "sched: goroutine switched away holding a thread mutex (goro/detail/thread_lock.hpp)");
-  if (g->stack.guard == GuardKind::kCanaryOnly)
-    StackPool::check_canary(g->stack, g->id.load(std::memory_order_relaxed));
+  if (StackPool::canary_smashed(g->stack)) report_stack_overflow(g);
   ThreadState saved;
   if (!kCallerKeepsState) saved = save_thread_state(m);
   bool inherit = false;

@@ -42,6 +42,13 @@ struct P;
 
 // Work to do right after a context switch, on the stack switched to (see
 // sched.cpp "Switching directly between goroutines").
+// An M's signal stack (signals.cpp "Signal stacks"): the mapping, guard page
+// included, or nullptr when the thread kept a signal stack it already had.
+struct SignalStack {
+  void* mapping = nullptr;
+  std::size_t bytes = 0;
+};
+
 enum class AfterSwitch : std::uint8_t {
   kNone,
   kRunqPut,    // the previous G yielded: put it at the tail of this P's queue
@@ -96,6 +103,8 @@ struct M {
   void* eh_slot = nullptr;
   // Fast-path switches since the last clock check (sched.cpp fast_next).
   std::uint32_t switches = 0;
+  // Installed by the thread itself when it starts, freed when it exits.
+  SignalStack sigstack;
 };
 
 enum class PStatus : std::uint32_t { kIdle = 0, kRunning = 1, kSyscall = 2, kDead = 4 };

@@ -27,8 +27,10 @@
 namespace goro::detail {
 namespace {
 
-// Slots per arena: 4096 default stacks (256 MiB of address space at 64 KiB).
-constexpr std::size_t kSlotsPerArena = 4096;
+// Arenas of about 256 MiB of address space: 508 stacks of 512 KiB, 3855 of
+// 64 KiB. 100,000 goroutines then take a few hundred mappings at most, and a
+// process under an RLIMIT_AS of a few hundred MiB can still map one.
+constexpr std::size_t kArenaBytes = std::size_t{256} << 20;
 // Free stacks kept committed for fast reuse; beyond this, scavenge()
 // DONTNEEDs the ones that stayed unused for a period.
 constexpr std::size_t kWarmCache = 1024;
@@ -54,7 +56,9 @@ std::int64_t current_map_count() {
 }  // namespace
 
 StackPool::StackPool(std::size_t default_size)
-    : default_size_(default_size), page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))) {
+    : default_size_(default_size),
+      page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))),
+      slots_per_arena_(std::max<std::size_t>(16, kArenaBytes / (default_size + page_))) {
   const std::string guard = debug_option("stackguard");
   if (guard == "mprotect") forced_ = 1;
   if (guard == "canary") forced_ = 2;
@@ -110,12 +114,12 @@ GuardKind StackPool::guard_page(char* page) {
 }
 
 bool StackPool::map_arena() {
-  const std::size_t bytes = (default_size_ + page_) * kSlotsPerArena;
+  const std::size_t bytes = (default_size_ + page_) * slots_per_arena_;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return false;
   arenas_.push_back({static_cast<char*>(p), bytes});
-  capacity_ += static_cast<std::int64_t>(kSlotsPerArena);
+  capacity_ += static_cast<std::int64_t>(slots_per_arena_);
   return true;
 }
 
@@ -287,15 +291,20 @@ StackPoolStats StackPool::stats() {
   return stats_;
 }
 
-void StackPool::check_canary(const Stack& s, std::uint64_t goid) {
-  if (s.guard != GuardKind::kCanaryOnly) return;
-  if (*reinterpret_cast<const std::uint64_t*>(s.lo) != kStackCanary) {
-    std::fprintf(stderr,
-                 "goro: fatal: goroutine %llu overflowed its %zu-byte stack (canary overwritten; "
-                 "raise Options::stack_size or SpawnOptions::stack_size)\n",
-                 static_cast<unsigned long long>(goid), s.size);
-    std::abort();
-  }
+void StackPool::trim_deep(const Stack& s) {
+  if (s.size <= kKeepCommitted) return;
+  // The eight words just below the kept part: a goroutine that went deeper
+  // wrote frames (return addresses, saved registers) there, so one of them
+  // is almost surely non-zero; a stack that never went there reads the zero
+  // page. A miss only leaves memory committed, as before trimming existed.
+  char* const keep = s.hi() - kKeepCommitted;  // page aligned: hi() and the constant are
+  const auto* probe = reinterpret_cast<const volatile std::uint64_t*>(keep) - 8;
+  bool deep = false;
+  for (int i = 0; i < 8; ++i)
+    deep |= probe[i] != 0;
+  if (!deep) return;
+  madvise(s.lo, static_cast<std::size_t>(keep - s.lo), MADV_DONTNEED);
+  if (s.guard == GuardKind::kCanaryOnly) *reinterpret_cast<std::uint64_t*>(s.lo) = kStackCanary;
 }
 
 }  // namespace goro::detail

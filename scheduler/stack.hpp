@@ -1,10 +1,31 @@
 // Goroutine stacks. Design (DESIGN.md §3 "Stacks"):
 //
 // A stack is a run of pages with a guard page below it, so an overflow faults
-// instead of silently corrupting a neighbour. Stacks of the default size are
-// carved from large MAP_NORESERVE arenas (one kernel mapping for thousands of
-// stacks) and are committed lazily: a parked goroutine that never went deep
-// costs one or two pages of RSS.
+// instead of silently corrupting a neighbour (the fault is reported as
+// "goroutine N: stack overflow", signals.cpp "Fatal faults"). Stacks of the
+// default size are carved from large MAP_NORESERVE arenas (one kernel mapping
+// for hundreds of stacks) and are committed lazily: a parked goroutine that
+// never went deep costs one or two pages of RSS.
+//
+// ## Size: reserve deep, commit shallow, trim what went deep
+// goro cannot grow a stack by copying it as Go does (C++ frames hold pointers
+// into themselves), so a stack's size is fixed when it is made and an
+// overflow is fatal. Address space is cheap and untouched pages cost nothing,
+// so the default reserves 512 KiB per stack (Options::stack_size,
+// GORO_STACK_SIZE, SpawnOptions::stack_size change it): twice the 256 KiB a
+// handler with a few large buffers on its stack may use, with the runtime's
+// and the server's frames above it. The costs that remain: 100,000 goroutines
+// reserve 50 GiB of address space (fine in 47 bits of it, not under a tight
+// RLIMIT_AS: lower the size there), and each 2 MiB of arena that holds a
+// stack's top page needs a page-table page, 1 KiB per goroutine at 512 KiB
+// (128 bytes at 64 KiB) outside the RSS.
+// A goroutine that went deep must not leave its stack committed for the next
+// one: when a stack returns to a cache, trim_deep() looks at the words just
+// below the top kKeepCommitted (64 KiB) and, if a frame ever wrote them,
+// DONTNEEDs everything below. Reading them costs a zero-page fault once per
+// slot until it goes deep; the madvise (a syscall and a TLB shootdown) is
+// paid only by goroutines that used more than 64 KiB, which are rare by
+// construction.
 //
 // The guard comes in three strengths, chosen per stack:
 //   1. kGuardInstall: madvise(MADV_GUARD_INSTALL) (Linux 6.13+) marks the page
@@ -100,8 +121,15 @@ class StackPool {
   std::size_t default_size() const { return default_size_; }
   StackPoolStats stats();
 
-  // Aborts the process if a canary-only stack's canary was overwritten.
-  static void check_canary(const Stack& s, std::uint64_t goid);
+  // Whether a canary-only stack's canary was overwritten (an overflow).
+  static bool canary_smashed(const Stack& s) {
+    return s.guard == GuardKind::kCanaryOnly &&
+           *reinterpret_cast<const std::uint64_t*>(s.lo) != kStackCanary;
+  }
+  // Returns the pages below the top kKeepCommitted of s to the kernel if a
+  // goroutine went that deep (see "Size"). For a stack no goroutine runs on.
+  static void trim_deep(const Stack& s);
+  static constexpr std::size_t kKeepCommitted = 64 * 1024;
 
  private:
   bool carve_slot(Stack* out);
@@ -114,6 +142,7 @@ class StackPool {
 
   const std::size_t default_size_;
   const std::size_t page_;
+  const std::size_t slots_per_arena_;
   std::mutex mu_;
   // Everything below is guarded by mu_.
   struct Arena {

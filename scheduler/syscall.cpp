@@ -127,7 +127,9 @@ M* nopreempt_reacquire(M* m) noexcept {
 void install_preempt_signal() {
   struct sigaction sa {};
   sa.sa_sigaction = on_sigurg;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  // SA_ONSTACK: on the M's signal stack, never the goroutine's (signals.cpp
+  // "Signal stacks"): the goroutine may be close to its stack bottom.
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   g_sigurg_installed = sigaction(SIGURG, &sa, &g_old_sigurg) == 0;
 }

@@ -164,7 +164,7 @@ void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) 
         s->conns_wg.done();
       });
     } else {
-      goro::go([s, entry]() mutable {
+      goro::go(goro::SpawnOptions{.stack_size = s->opts.stack_size}, [s, entry]() mutable {
         detail::serve_conn(s, std::move(entry));
         s->conns_wg.done();  // `s` (captured) keeps the WaitGroup alive
       });

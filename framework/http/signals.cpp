@@ -1,7 +1,9 @@
 // SignalWatch: the self-pipe trick. The handler does one write(2) of the
 // signal number (async-signal-safe, works on whichever thread the kernel
-// picks); the watch thread blocks in read(2) on the other end and calls the
-// callback outside signal context. A byte 0 written by the destructor ends the
+// picks: under goro::run, the runtime's signal thread, the only one that
+// does not block SIGTERM and SIGINT; scheduler/signals.cpp); the watch
+// thread blocks in read(2) on the other end and calls the callback outside
+// signal context. A byte 0 written by the destructor ends the
 // thread. One watch at a time per process (the pipe is a process global the
 // handler can reach).
 #include "framework/http/signals.hpp"

@@ -51,8 +51,13 @@ struct Options {
   // CPU limit); see config/maxprocs. A positive value is explicit and disables
   // live updates.
   int maxprocs = 0;
-  // Default goroutine stack size in bytes (rounded up to pages). 0: 64 KiB,
-  // or GORO_STACK_SIZE from the environment.
+  // Default goroutine stack size in bytes (rounded up to pages). 0: 512 KiB,
+  // or GORO_STACK_SIZE from the environment. This is address space: a stack
+  // commits only the pages its frames touch (a parked goroutine ~4.3 KiB),
+  // and one that went deeper than 64 KiB gives the rest back when it is
+  // reused. Running past the end is fatal: "goroutine N: stack overflow (S
+  // KiB), spawned at FILE:LINE" on stderr, exit status 2 (goro cannot grow a
+  // stack as Go does). Lower it only under a tight RLIMIT_AS.
   std::size_t stack_size = 0;
   // Upper bound on OS threads the runtime may create (Go's SetMaxThreads).
   int max_threads = 10000;
@@ -60,7 +65,11 @@ struct Options {
 
 // Per-spawn options.
 struct SpawnOptions {
-  std::size_t stack_size = 0;  // 0: the runtime's default
+  // 0: the runtime's default (Options::stack_size). Another size gets a
+  // mapping of its own, made and unmapped per goroutine (an mmap and a
+  // munmap per spawn): for the odd goroutine that needs a deep stack, not
+  // for every connection of a server.
+  std::size_t stack_size = 0;
 };
 
 // Starts the runtime, runs `main_fn` as the first goroutine, and returns after
@@ -99,6 +108,19 @@ void go(SpawnOptions opts, F&& fn, std::source_location where = std::source_loca
 // neighbours keep running (Go's entersyscall/exitsyscall). Returns fn's
 // result, or rethrows its exception in the goroutine. fn must not call into
 // goro (channels, spawns, goro I/O): that is a fatal error.
+//
+// Signals and EINTR: a goroutine that runs 10 ms without a scheduling point
+// gets SIGURG (its P moves to another thread: the hog protocol). The handler
+// is SA_RESTART, but some calls are never restarted (signal(7)): poll,
+// epoll_wait, select, nanosleep/usleep, sem_timedwait, io_getevents. Made
+// directly from a goroutine they can return EINTR (or sleep short); inside
+// blocking() they are not signalled, so put such calls here. SIGTERM,
+// SIGINT, SIGHUP and SIGQUIT never interrupt fn: the runtime takes them on a
+// thread of its own.
+// Threads: a call that lasts hands its P on, and each hogging goroutine
+// keeps its thread while its P moves, so the process can run more threads
+// than maxprocs(): one per concurrent blocking call or hog, plus maxprocs,
+// up to Options::max_threads.
 template <class F>
 auto blocking(F&& fn) -> decltype(fn()) {
   std::exception_ptr error;

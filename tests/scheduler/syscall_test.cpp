@@ -1,12 +1,17 @@
 // Blocking calls hand the P off (issue 6): goro::blocking, the thread limit,
 // and misuse.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "goro/goro.hpp"
 
@@ -175,6 +180,68 @@ TEST(Syscall, RetakenCallsReenteredAtOnceStayRaceFree) {
       },
       {.maxprocs = 4});
   EXPECT_GE(calls.load(), kCallers);
+}
+
+std::atomic<int> g_sigterms{0};
+std::atomic<pid_t> g_sigterm_tid{0};
+extern "C" void count_sigterm(int) {
+  g_sigterms.fetch_add(1);
+  g_sigterm_tid.store(gettid());
+}
+
+// A SIGTERM for the process lands on the runtime's signal thread, never on a
+// thread inside goro::blocking (scheduler/signals.cpp "The signal thread"):
+// six 1 s usleeps in goro::blocking, a SIGTERM from another thread 300 ms in;
+// each sleep lasts its full second and the handler ran on none of their
+// threads. (usleep is never restarted: the interrupted one returns EINTR.)
+TEST(Syscall, ProcessSignalsDoNotInterruptBlockingCalls) {
+  struct sigaction sa {
+  }, old{};
+  sa.sa_handler = count_sigterm;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGTERM, &sa, &old), 0);
+  g_sigterms.store(0);
+  constexpr int kCalls = 6;
+  constexpr auto kSleep = 1s;
+  std::vector<double> elapsed_ms(kCalls, 0);
+  std::set<pid_t> blocking_tids;
+  std::mutex tids_mu;
+  std::thread killer([] {
+    std::this_thread::sleep_for(300ms);
+    kill(getpid(), SIGTERM);
+  });
+  goro::run(
+      [&] {
+        goro::WaitGroup wg;
+        for (int i = 0; i < kCalls; ++i) {
+          wg.add(1);
+          goro::go([&, i] {
+            goro::blocking([&] {
+              {
+                std::lock_guard<std::mutex> lock(tids_mu);
+                blocking_tids.insert(gettid());
+              }
+              const auto t0 = std::chrono::steady_clock::now();
+              usleep(static_cast<useconds_t>(
+                  std::chrono::duration_cast<std::chrono::microseconds>(kSleep).count()));
+              elapsed_ms[i] =
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count();
+            });
+            wg.done();
+          });
+        }
+        wg.wait();
+      },
+      {.maxprocs = 2});
+  killer.join();
+  sigaction(SIGTERM, &old, nullptr);
+  EXPECT_EQ(g_sigterms.load(), 1);
+  EXPECT_EQ(blocking_tids.count(g_sigterm_tid.load()), 0u)
+      << "the SIGTERM handler ran on a thread inside goro::blocking";
+  const double want = std::chrono::duration<double, std::milli>(kSleep).count();
+  for (int i = 0; i < kCalls; ++i)
+    EXPECT_GE(elapsed_ms[i], want) << "sleep " << i << " was cut short by the signal";
 }
 
 TEST(SyscallDeathTest, CallingGoroFromInsideBlockingIsFatal) {

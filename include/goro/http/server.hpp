@@ -31,10 +31,11 @@
 // number to a self-pipe (write(2) is async-signal-safe); a small dedicated
 // thread blocks reading it and calls request_shutdown(), which only does a
 // try_send on a channel (allowed from a foreign thread, chan.hpp). A goroutine
-// of the server waits on that channel. Rejected: sigwait needs the signals
-// blocked in every thread, including runtime threads started before the
-// server (the process would otherwise die of a SIGTERM delivered to one);
-// signalfd has the same requirement, and goro::net cannot wrap an fd.
+// of the server waits on that channel. Under goro::run the handler runs on
+// the runtime's signal thread: every other runtime thread blocks SIGTERM and
+// SIGINT, so a shutdown never interrupts a goroutine's call in
+// goro::blocking (scheduler/signals.cpp "The signal thread"). Rejected:
+// sigwait or signalfd would bypass the dispositions a user or library set.
 // The previous dispositions are restored when serve() returns.
 #pragma once
 
@@ -78,6 +79,11 @@ struct ServerOptions {
   std::uint64_t max_body_bytes = std::uint64_t{10} << 20;  // 413 beyond
   // Connections served at once; 0: unlimited. See "Connection cap".
   std::size_t max_connections = 10000;
+  // Stack of each connection's goroutine, where its handlers run; 0: the
+  // runtime's default (goro::Options::stack_size: 512 KiB, enough for 256 KiB
+  // of handler frames). Prefer raising the runtime's default: another size
+  // costs an mmap and a munmap per connection (goro::SpawnOptions).
+  std::size_t stack_size = 0;
   // Install SIGTERM/SIGINT handlers for graceful shutdown during serve().
   bool handle_signals = true;
   // Where the server's own diagnostics go (superfluous write_header, handler
