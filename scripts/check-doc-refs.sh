@@ -74,8 +74,13 @@ _sections = {}
 def sections(page):
     if page not in _sections:
         names = []
+        fenced = False
         with open(page, encoding="utf-8", errors="replace") as fh:
             for line in fh:
+                if line.lstrip().startswith("```"):
+                    fenced = not fenced
+                if fenced:
+                    continue
                 m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
                 if m:
                     names.append(m.group(1))
