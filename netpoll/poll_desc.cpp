@@ -1,5 +1,5 @@
 // Poll descriptors: waiting for readiness, deadlines and eviction (Go's
-// runtime/netpoll.go; reference go-scheduler.md §8). The backend-neutral half
+// runtime/netpoll.go; docs/DESIGN.md "The netpoller"). The backend-neutral half
 // of netpoll; epoll_poller.cpp is the Linux backend.
 //
 // ## The nouns

@@ -1,5 +1,5 @@
 // Context switch: the few instructions that move a thread from one stack to
-// another. Design (DESIGN.md §3 "Context switch"):
+// another. Design (docs/DESIGN.md "Context switch"):
 //
 // ctx_switch(save_sp, new_sp) saves what the ABI says a call preserves (the
 // callee-saved registers, the MXCSR and x87 control words, or FPCR) on the

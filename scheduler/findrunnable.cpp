@@ -1,5 +1,5 @@
 // Finding work, spinning, and parking Ms (Go's findRunnable, stealWork,
-// wakep/startm/stopm; reference go-scheduler.md §2-5).
+// wakep/startm/stopm in Go's runtime/proc.go; docs/DESIGN.md "Finding work").
 //
 // ## find_runnable: the order of sources
 //   1. the P's expired timers (they ready Gs onto this P)

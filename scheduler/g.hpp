@@ -1,4 +1,4 @@
-// G, the goroutine: a stack, a saved context and a state (DESIGN.md §3).
+// G, the goroutine: a stack, a saved context and a state (docs/DESIGN.md "G, M and P").
 #pragma once
 
 #include <atomic>

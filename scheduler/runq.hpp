@@ -1,4 +1,4 @@
-// The per-P local run queue: Go's runq/runnext (reference go-scheduler.md §1).
+// The per-P local run queue: Go's runq/runnext (runtime/proc.go; docs/DESIGN.md "Run queues").
 //
 // A 256-slot ring of G pointers with free-running 32-bit head and tail
 // counters. The owning P pushes at the tail and pops at the head; thieves on

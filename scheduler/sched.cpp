@@ -1,7 +1,7 @@
 // Goroutine scheduler
 //
 // goro multiplexes goroutines (G) onto OS threads (M) holding processors (P),
-// the model and the algorithms of Go's runtime (reference go-scheduler.md;
+// the model and the algorithms of Go's runtime (docs/DESIGN.md "The scheduler";
 // Go's proc.go "Goroutine scheduler" essay). Exactly maxprocs Ps exist; an M
 // must hold a P to run goroutines; a P owns a local run queue (runq.hpp), a
 // timer heap (timers.hpp) and caches of dead Gs and of free stacks.

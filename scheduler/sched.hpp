@@ -1,4 +1,4 @@
-// Internal scheduler state: M, P and the global Sched (DESIGN.md §3). The
+// Internal scheduler state: M, P and the global Sched (docs/DESIGN.md "G, M and P"). The
 // essay on how they interact is at the top of sched.cpp.
 //
 // State is split by who may touch it:

@@ -1,4 +1,4 @@
-// Goroutine stacks. Design (DESIGN.md §3 "Stacks"):
+// Goroutine stacks. Design (docs/DESIGN.md "Stacks and their guards"):
 //
 // A stack is a run of pages with a guard page below it, so an overflow faults
 // instead of silently corrupting a neighbour (the fault is reported as

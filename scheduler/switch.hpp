@@ -1,5 +1,5 @@
 // The one place that switches stacks, with the sanitizer annotations that keep
-// the ASan and TSan builds meaningful (DESIGN.md §3 "Context switch").
+// the ASan and TSan builds meaningful (docs/DESIGN.md "Context switch").
 //
 // ASan: __sanitizer_start_switch_fiber before the switch names the stack we
 // go to (and saves our fake stack, or frees it when the goroutine is exiting);

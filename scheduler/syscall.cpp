@@ -1,6 +1,6 @@
 // Blocking calls and CPU hogs: handing the P to another thread.
 //
-// ## Syscall handoff (Go's entersyscall/exitsyscall, reference §6a)
+// ## Syscall handoff (Go's entersyscall/exitsyscall in runtime/proc.go)
 // enter_syscall leaves the P attached but marks it kSyscall and detaches it
 // from the M (p->m = nullptr, m->oldp = p): a few plain stores and a release
 // store of the status, no lock. sysmon (sysmon.cpp retake) watches kSyscall

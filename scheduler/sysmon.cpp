@@ -1,4 +1,4 @@
-// sysmon: the runtime's watchdog thread (Go's sysmon; reference §6d).
+// sysmon: the runtime's watchdog thread (Go's sysmon in runtime/proc.go; docs/DESIGN.md "sysmon").
 //
 // sysmon runs on its own OS thread without a P, so it works even when every
 // P is busy or stuck. Each cycle it:
@@ -118,7 +118,7 @@ bool retake_running(P* p, std::int64_t now) {
 
 // Ps whose M is in a blocking call (or lost them to the hog protocol): hand
 // them to another M once the call has lasted more than one sysmon tick and
-// there is work for them (Go's retake conditions, reference §6d).
+// there is work for them (the conditions of Go's retake, runtime/proc.go).
 bool retake_syscall(P* p, std::int64_t now) {
   std::uint32_t t = p->syscalltick.load(std::memory_order_relaxed);
   if (t != p->sysmon_syscalltick) {

@@ -1,4 +1,4 @@
-// Per-P timer heaps (Go's runtime/time.go, reference go-scheduler.md §9).
+// Per-P timer heaps (Go's runtime/time.go; docs/DESIGN.md "Timers").
 //
 // Each P owns a 4-ary min-heap of pending Timers keyed by `when`, guarded by
 // its own mutex because other Ms touch it too: a thief runs a busy P's

@@ -7,7 +7,7 @@
 // # Why here and not in framework/http
 //
 // The settings are goro::config declarations, and goro::config's server half
-// is for apps only (DESIGN.md §1: framework/ does not include it). A library
+// is for apps only (docs/DESIGN.md "Layers": framework/ does not include it). A library
 // user builds http::ServerOptions directly; these helpers are the apps'
 // shared glue, not part of the installed API.
 //

@@ -1,7 +1,7 @@
 // The connection goroutine: read a head, run the handler, finish the
 // response, repeat (parser.hpp's protocol, driven with real I/O).
 //
-// # Deadlines (Go's, reference/http-servers.md §1.1)
+// # Deadlines (Go's net/http server.go; docs/DESIGN.md "Deadlines and limits")
 // Waiting for a request: read deadline now + idle_timeout. When the first
 // bytes arrive and the head is still incomplete: the head's first byte +
 // read_header_timeout (slowloris). A head that arrives in one read costs no

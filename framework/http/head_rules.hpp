@@ -1,5 +1,5 @@
 // The request-head rules goro enforces on top of llhttp, in Go net/http's words
-// and with its status codes (reference/http-servers.md §1.2, §1.3).
+// and with its status codes (docs/DESIGN.md "What goro adds to llhttp").
 //
 // Three moments: check_field_name() and check_field() run as each header line
 // completes, so an early

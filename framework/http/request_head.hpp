@@ -12,7 +12,7 @@
 namespace goro::http::detail {
 
 // Limits, with Go net/http's and nginx's defaults where they have one
-// (reference/http-servers.md §1.1).
+// (docs/DESIGN.md "Deadlines and limits").
 struct HttpLimits {
   // Request line bytes (method, target, version; CRLF excluded). Past it: 414.
   // nginx's default; RFC 9112 §3 asks for at least 8000 octets.
@@ -82,7 +82,7 @@ struct RequestHead {
     return framing == BodyFraming::kChunked ||
            (framing == BodyFraming::kContentLength && content_length > 0);
   }
-  // Go's rule (§1.4): answer "100 Continue" before the first body read only for
+  // Go's rule (net/http): answer "100 Continue" before the first body read only for
   // HTTP/1.1 requests that expect it and carry a body.
   bool should_send_continue() const noexcept {
     return expect == Expectation::kContinue && is_http11() && has_body();

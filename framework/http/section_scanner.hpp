@@ -3,7 +3,7 @@
 //
 // # Why a second pass over head bytes
 // llhttp 8.1 lets through line shapes that request smuggling is built from
-// (reference/http-servers.md §1.3): a bare LF ending the head, obs-fold
+// (docs/DESIGN.md "What goro adds to llhttp"): a bare LF ending the head, obs-fold
 // continuation lines, and it applies no size policy at all. The scanner walks
 // the section once, before llhttp sees any of it, and enforces:
 //   - every line ends in CRLF: a CR not followed by LF, or an LF not preceded

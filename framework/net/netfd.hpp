@@ -11,7 +11,7 @@
 // goroutine may still pass it to a syscall. Unlike Go's fdMutex, operations
 // in the same direction are not serialised: the wait slot allows one waiter.
 //
-// ## The read fast path (DESIGN.md §5)
+// ## The read fast path (docs/DESIGN.md "The read fast path")
 // Try the syscall first; park only on EAGAIN. A short read on a stream
 // socket means the receive queue was empty at that instant, so the next read
 // goes straight to poll_wait (`read_drained_`): if no edge arrived since, it

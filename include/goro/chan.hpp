@@ -10,7 +10,7 @@
 //   receiver takes the value or there is room in the buffer; it returns false
 //   if the channel is or becomes closed, and then the value was not taken
 //   (an rvalue argument is left untouched). Go panics on a send to a closed
-//   channel; goro returns false (DESIGN.md §4).
+//   channel; goro returns false (docs/DESIGN.md "The public contract").
 // - `recv() -> std::optional<T>` blocks until a value arrives; it is empty
 //   once the channel is closed and its buffer drained.
 // - `close()` wakes every blocked receiver (they get an empty optional) and

@@ -1,4 +1,4 @@
-// <goro/fs.hpp>: file I/O that never stalls a P (DESIGN.md §6 "fs").
+// <goro/fs.hpp>: file I/O that never stalls a P (docs/DESIGN.md "Files").
 //
 //   auto f = goro::fs::File::open("/var/www/index.html");
 //   if (!f) return fail(f.error());                 // std::errc::no_such_file_or_directory ...
@@ -17,7 +17,8 @@
 // acknowledged the writes. O_NONBLOCK is ignored for them. There is no
 // readiness to wait for, so the only way to keep a P's other goroutines
 // running is to let the *thread* block and move the P elsewhere: the syscall
-// handoff (DESIGN.md §3, <goro/detail/syscall.hpp>). (io_uring would make file
+// handoff (<goro/detail/syscall.hpp>;
+// docs/DESIGN.md "Syscall handoff and goro::blocking"). (io_uring would make file
 // reads truly asynchronous; it is not used because it is disabled in many
 // container runtimes' seccomp profiles and adds a second completion path.)
 //

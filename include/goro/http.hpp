@@ -1,4 +1,4 @@
-// <goro/http.hpp>: the HTTP/1.1 server framework (DESIGN.md §4, §6).
+// <goro/http.hpp>: the HTTP/1.1 server framework (docs/DESIGN.md "The HTTP server").
 //
 //   goro::http::Router r;
 //   r.handle("GET /hello/{name}", [](goro::http::Request& req, goro::http::ResponseWriter& w) {

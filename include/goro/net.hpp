@@ -1,4 +1,4 @@
-// <goro/net.hpp>: TCP and Unix-domain sockets in blocking style (DESIGN.md §6).
+// <goro/net.hpp>: TCP and Unix-domain sockets in blocking style (docs/DESIGN.md "Network I/O").
 //
 //   auto ln = goro::net::listen("tcp", "127.0.0.1:0");
 //   if (!ln) return fail(ln.error());

@@ -1,5 +1,5 @@
-// goro::Result<T>: the one result type of goro's I/O paths (DESIGN.md §4,
-// "errors on I/O paths are values, not exceptions").
+// goro::Result<T>: the one result type of goro's I/O paths (docs/DESIGN.md "Layers":
+// errors on I/O paths are values, not exceptions).
 //
 // A Result holds either a T or a std::error_code, never both. It is
 // deliberately small, a C++20 stand-in for std::expected<T, std::error_code>:

@@ -2,8 +2,8 @@
 //
 // A goroutine is a function with its own stack, run by the runtime on one of
 // `maxprocs()` processors (Ps). Blocking goro operations (channel, mutex,
-// sleep, socket I/O) park the goroutine, never the thread. See DESIGN.md §3
-// and HACKING.md for the model; scheduler/sched.cpp opens with the essay.
+// sleep, socket I/O) park the goroutine, never the thread. See HACKING.md and
+// docs/DESIGN.md "The scheduler" for the model; scheduler/sched.cpp opens with the essay.
 //
 // Thread-local state: a goroutine may resume on a different OS thread after
 // any goro call that can park or yield. `errno` and the C++ exception-handling

@@ -12,7 +12,7 @@
 // Exit status: 0 ok; 1 error (message on stderr); 2 unknown benchmark;
 // 3 benchmark not built in this tree yet (the line then says status=not_built).
 //
-// Why a plain timing main and not Google Benchmark (DESIGN.md §2 lists
+// Why a plain timing main and not Google Benchmark (docs/DESIGN.md "Dependencies" lists
 // libbenchmark-dev for micro-benchmarks): the unit of measurement here is a
 // whole goro::run with a fixed number of Ps -- one runtime per process, its
 // P count fixed at start -- and the figure must be computed exactly as the Go

@@ -107,7 +107,7 @@ Result bench_parkmem_sleep(int n) {
 // getppid(2) through goro::blocking (the syscall handoff's fast path: the P
 // stays attached unless sysmon finds the call slow) vs Go's syscall.Getppid.
 // Also reports the bare syscall as raw_ns for scale. goro::blocking is part
-// of the contract (DESIGN.md §4) but may not exist yet; the concept below
+// of the contract (docs/DESIGN.md "The public contract") but may not exist yet; the concept below
 // detects it without naming it at namespace scope, so this file builds
 // either way and the benchmark reports "not built" until it lands.
 namespace probe {

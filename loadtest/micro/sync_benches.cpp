@@ -1,6 +1,6 @@
 // Sync benchmarks: pingpong, bufchan, mutex, select2, and the channel
 // versions of skynet and parkmem, built on goro::Chan, goro::select,
-// goro::Mutex and goro::WaitGroup (DESIGN.md §4). Each mirrors the Go
+// goro::Mutex and goro::WaitGroup (docs/DESIGN.md "The public contract"). Each mirrors the Go
 // function of the same name in loadtest/peers/gomicro (sync.go, sched.go);
 // change both together.
 #include <goro/goro.hpp>

@@ -1,4 +1,4 @@
-// Every bad-input shape from reference/http-servers.md §1.2/§1.3, each with
+// Every bad-input shape from docs/DESIGN.md "What goro adds to llhttp", each with
 // the exact status goro answers. Each case is also fed at every split point:
 // the verdict must not depend on how TCP cut the bytes.
 #include <gtest/gtest.h>

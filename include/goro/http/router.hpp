@@ -1,4 +1,4 @@
-// goro::http::Router: Go 1.22 ServeMux patterns (DESIGN.md §4, §6).
+// goro::http::Router: Go 1.22 ServeMux patterns (docs/DESIGN.md "Router and middleware").
 //
 //   goro::http::Router r;
 //   r.handle("GET /hello/{name}", [](Request& req, ResponseWriter& w) { ... });
