@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command (and .ci/run): install what is missing, then
 # build and run the whole suite:
-#   lint    : formatting (scripts/lint.sh)
+#   lint    : formatting and document references (scripts/lint.sh)
 #   release : every test (labels unit, integration, stress) + the consumer check
 #   tsan    : labels unit and stress under ThreadSanitizer
 #   asan    : labels unit and stress under AddressSanitizer + UBSan
