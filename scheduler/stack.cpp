@@ -293,15 +293,19 @@ StackPoolStats StackPool::stats() {
 
 void StackPool::trim_deep(const Stack& s) {
   if (s.size <= kKeepCommitted) return;
-  // The eight words just below the kept part: a goroutine that went deeper
-  // wrote frames (return addresses, saved registers) there, so one of them
-  // is almost surely non-zero; a stack that never went there reads the zero
-  // page. A miss only leaves memory committed, as before trimming existed.
+  // The page just below the kept part: a goroutine that went deeper wrote
+  // there (frames, or a large local buffer it filled), so some word of it is
+  // non-zero; a stack that never went there reads the zero page (one shared
+  // physical page: cache-hot, and the scan stops at the first non-zero word
+  // of a deep one). Eight words were not enough: a 1 KiB frame or a buffer
+  // written every 512 bytes left them zero (the debug build's layout showed
+  // it). A stack that went deep through one large untouched buffer can still
+  // be missed; that only leaves memory committed until the scavenger.
   char* const keep = s.hi() - kKeepCommitted;  // page aligned: hi() and the constant are
-  const auto* probe = reinterpret_cast<const volatile std::uint64_t*>(keep) - 8;
+  const auto* probe = reinterpret_cast<const volatile std::uint64_t*>(keep - kPageProbe);
   bool deep = false;
-  for (int i = 0; i < 8; ++i)
-    deep |= probe[i] != 0;
+  for (std::size_t i = 0; i < kPageProbe / sizeof(std::uint64_t) && !deep; ++i)
+    deep = probe[i] != 0;
   if (!deep) return;
   madvise(s.lo, static_cast<std::size_t>(keep - s.lo), MADV_DONTNEED);
   if (s.guard == GuardKind::kCanaryOnly) *reinterpret_cast<std::uint64_t*>(s.lo) = kStackCanary;

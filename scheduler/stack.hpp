@@ -130,6 +130,8 @@ class StackPool {
   // goroutine went that deep (see "Size"). For a stack no goroutine runs on.
   static void trim_deep(const Stack& s);
   static constexpr std::size_t kKeepCommitted = 64 * 1024;
+  // How much below the kept part trim_deep reads to tell a deep stack.
+  static constexpr std::size_t kPageProbe = 4096;
 
  private:
   bool carve_slot(Stack* out);
