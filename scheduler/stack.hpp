@@ -20,8 +20,8 @@
 // stack's top page needs a page-table page, 1 KiB per goroutine at 512 KiB
 // (128 bytes at 64 KiB) outside the RSS.
 // A goroutine that went deep must not leave its stack committed for the next
-// one: when a stack returns to a cache, trim_deep() looks at the words just
-// below the top kKeepCommitted (64 KiB) and, if a frame ever wrote them,
+// one: when a stack returns to a cache, trim_deep() reads the page just
+// below the top kKeepCommitted (64 KiB) and, if anything ever wrote it,
 // DONTNEEDs everything below. Reading them costs a zero-page fault once per
 // slot until it goes deep; the madvise (a syscall and a TLB shootdown) is
 // paid only by goroutines that used more than 64 KiB, which are rare by
