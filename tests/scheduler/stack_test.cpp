@@ -216,9 +216,10 @@ TEST(Stacks, FreedStacksAreScavenged) {
         gate.release_all();
         while (goro::num_goroutines() > 1)
           goro::yield();
-        // Two scavenge periods make the freed stacks eligible; allow more on
-        // a loaded machine.
-        for (int i = 0; i < 40; ++i) {
+        // Two scavenge periods (0.5 s each) make the freed stacks eligible;
+        // allow far more on a loaded machine (4 s was not enough with four
+        // busy loops on two cores). Without scavenging, none is ever freed.
+        for (int i = 0; i < 200; ++i) {
           goro::sleep_for(std::chrono::milliseconds(100));
           rss_after = rss_kib();
           if (i >= 10 && rss_after - rss_before < (rss_peak - rss_before) / 3) break;
