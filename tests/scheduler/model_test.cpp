@@ -406,11 +406,12 @@ TEST(Model, RunQueueMutantWithoutRunnextCasIsCaught) {
 // Every sched.lock critical section is one step.
 
 struct HandshakeModel {
-  bool old_wakep_shortcut;  // wakep read npidle == 0 and set needspinning unlocked
-  bool old_newm_failure;    // newm's failure path undid nmspinning without a recheck
-  bool newm_fails;          // thread creation fails (Options::max_threads reached)
-  bool r_spinning;          // R starts as a spinner
-  bool old_stopm = false;   // stopm slept without looking at needspinning
+  bool old_wakep_shortcut;    // wakep read npidle == 0 and set needspinning unlocked
+  bool old_newm_failure;      // newm's failure path undid nmspinning without a recheck
+  bool newm_fails;            // thread creation fails (Options::max_threads reached)
+  bool r_spinning;            // R starts as a spinner
+  bool old_stopm = false;     // stopm slept without looking at needspinning
+  bool flag_precheck = true;  // wakep returns at once when needspinning is already set
   static constexpr int kThreads = 2;
   static constexpr u8 kDone = 99;
   struct State {
@@ -455,8 +456,15 @@ struct HandshakeModel {
           s.s_pc = kDone;
           return "S wakep: loads nmspinning != 0, returns";
         }
-        s.s_pc = old_wakep_shortcut ? 2 : 4;
+        s.s_pc = old_wakep_shortcut ? 2 : (flag_precheck ? 20 : 4);
         return "S wakep: loads nmspinning == 0";
+      case 20:  // needspinning already set by an earlier wakep: its taker spins
+        if (s.needspinning) {
+          s.s_pc = kDone;
+          return "S wakep: loads needspinning == 1, returns";
+        }
+        s.s_pc = 4;
+        return "S wakep: loads needspinning == 0";
       case 2:  // old: npidle == 0?
         if (s.pidle == 0) {
           s.s_pc = 3;
@@ -605,6 +613,13 @@ HandshakeModel::State one_idle_p() {
   return s;
 }
 
+// Also with needspinning already set by an earlier wakep that found no idle
+// P (the flag pre-check returns at once then).
+HandshakeModel::State flagged(HandshakeModel::State s) {
+  s.needspinning = 1;
+  return s;
+}
+
 TEST(Model, WakepDecidesUnderTheLock) {
   for (bool r_spinning : {false, true}) {
     for (bool newm_fails : {false, true}) {
@@ -612,7 +627,8 @@ TEST(Model, WakepDecidesUnderTheLock) {
                              .old_newm_failure = false,
                              .newm_fails = newm_fails,
                              .r_spinning = r_spinning};
-      for (HandshakeModel::State init : {all_busy(), one_idle_p()}) {
+      for (HandshakeModel::State init :
+           {all_busy(), one_idle_p(), flagged(all_busy()), flagged(one_idle_p())}) {
         init.r_spinning = r_spinning;
         init.nmspinning = r_spinning;
         const Result r = explore(m, init);
