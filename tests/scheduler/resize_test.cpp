@@ -284,19 +284,24 @@ std::int64_t stranded_ready_wait_ms(Then then) {
         });
         while (gate.parked() < 1)
           goro::yield();
+        // On a loaded machine the set-up can fail to happen (the hog protocol
+        // moves the spinners' Ps around): every wait for it gives up after
+        // 10 s, and the round then reports "not set up" (-1).
+        const auto give_up = std::chrono::steady_clock::now() + 10s;
+        auto late = [give_up] { return std::chrono::steady_clock::now() > give_up; };
         goro::go([&] {  // A
-          while (current_p_id() != 1)
+          while (current_p_id() != 1 && !late())
             goro::yield();  // main holds P0 without yielding: a spinner on P1 takes us
           on_p1 = true;
           while (!shrunk.load())
             ;  // no scheduling point: stay on P1
           // Wait for main to park and its M to give up P0 (the only idle P).
-          while (goro::stats().idle_procs < 1)
+          while (goro::stats().idle_procs < 1 && !late())
             ;
           const int p = current_p_id();
           readied_at = now_ns();
           gate.release_all();  // B goes on P1's queue
-          if (p != 1) readied_at = -1;
+          if (p != 1 || late()) readied_at = -1;
           const auto limit = std::chrono::steady_clock::now() + 3s;
           if (then == Then::kBlock) {
             goro::blocking([&] {
