@@ -10,10 +10,14 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "goro/detail/park.hpp"
+#include "goro/detail/timer.hpp"
 #include "goro/goro.hpp"
 #if defined(__x86_64__)
 #include <fpu_control.h>
@@ -173,19 +177,63 @@ TEST(Runtime, SleepForSleepsAtLeastThatLong) {
       {.maxprocs = 2});
 }
 
-TEST(Runtime, ManySleepersWakeInDeadlineOrder) {
+// Ten timers started in reverse order fire in deadline order. The order is
+// observed in the timer callbacks themselves (the heap's order): the order in
+// which the woken goroutines then run is the run queue's business (runnext,
+// as Go's), and on a loaded machine timers that came due together while the
+// thread was descheduled fire in one batch. So the callbacks, not sleeping
+// goroutines, are recorded; and a batch still fires in deadline order.
+TEST(Runtime, TimersFireInDeadlineOrder) {
+  struct Rec {
+    std::mutex mu;
+    std::vector<int> order;
+  } rec;
+  struct Arm {
+    goro::detail::Timer t;
+    Rec* rec = nullptr;
+    int i = 0;
+  };
+  std::vector<Arm> arms(10);
+  goro::run(
+      [&] {
+        const std::int64_t base = goro::detail::nanotime() + 50'000'000;
+        for (int i = 9; i >= 0; --i) {
+          Arm& a = arms[i];
+          a.rec = &rec;
+          a.i = i;
+          a.t.when = base + std::int64_t{5'000'000} * i;
+          a.t.arg = &a;
+          a.t.fn = [](void* arg, std::uint64_t) {
+            auto* a = static_cast<Arm*>(arg);
+            std::lock_guard<std::mutex> lock(a->rec->mu);
+            a->rec->order.push_back(a->i);
+          };
+          goro::detail::timer_start(&a.t);
+        }
+        for (;;) {
+          {
+            std::lock_guard<std::mutex> lock(rec.mu);
+            if (rec.order.size() == arms.size()) break;
+          }
+          goro::sleep_for(5ms);
+        }
+      },
+      {.maxprocs = 1});
+  ASSERT_EQ(rec.order.size(), 10u);
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(rec.order[i], i);
+}
+
+// Sleepers never wake before their deadline, whatever the load.
+TEST(Runtime, ManySleepersNeverWakeEarly) {
   using Clock = std::chrono::steady_clock;
   std::mutex mu;
   std::vector<std::pair<int, Clock::time_point>> woke;  // (i, when it ran)
-  const auto gap = 30ms;
+  const auto gap = 10ms;
   Clock::time_point base;
   goro::run(
       [&] {
-        // Absolute deadlines, `gap` apart, far enough ahead that every
-        // goroutine has started and parked before the first is due even on a
-        // loaded machine under TSan: the order tested is the timers', not
-        // the order in which the goroutines happened to start.
-        base = Clock::now() + 100ms;
+        base = Clock::now() + 50ms;
         for (int i = 9; i >= 0; --i) {
           goro::go([&, i] {
             goro::sleep_until(base + gap * i);
@@ -198,21 +246,8 @@ TEST(Runtime, ManySleepersWakeInDeadlineOrder) {
       },
       {.maxprocs = 1});
   ASSERT_EQ(woke.size(), 10u);
-  for (std::size_t k = 0; k < woke.size(); ++k) {
-    const auto [i, at] = woke[k];
+  for (const auto& [i, at] : woke)
     EXPECT_GE(at, base + gap * i) << "goroutine " << i << " woke before its deadline";
-    if (k == 0) continue;
-    // In deadline order, except for timers that came due together because
-    // the thread was not running at all (a loaded machine): those fire in
-    // one batch, and which of the batch runs first is the run queue's
-    // business (runnext, as Go's). A batch shows as wake times closer
-    // together than the deadlines they were due at.
-    const auto [prev_i, prev_at] = woke[k - 1];
-    if (i < prev_i) {
-      EXPECT_LT(at - prev_at, gap / 2)
-          << "goroutine " << i << " woke after " << prev_i << ", not in one batch";
-    }
-  }
 }
 
 // A timer whose P is kept busy by goroutines that always have local work

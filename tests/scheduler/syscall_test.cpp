@@ -67,12 +67,12 @@ TEST(Syscall, BlockingCallsHandOffThePAndTickerKeepsTicking) {
             static_cast<unsigned long long>(s.threads));
         // Handed off, the 50 calls overlap: ~100-150 ms on an idle machine.
         // Without the handoff they run one after another on the one P (5 s)
-        // and the ticker stops for all of it (0%). The bounds are halfway
-        // there, so four busy loops on the machine (or a sanitizer) cannot
+        // and the ticker stops for all of it (0%). The bounds sit well away
+        // from both, so four busy loops on the machine (or a sanitizer) cannot
         // break them; the idle figures are in the [ info ] line (the issue's
         // acceptance bound was 80% of the ticks, measured there).
         EXPECT_LT(took, 2500ms);
-        EXPECT_GE(ticked, 0.3 * expected);
+        EXPECT_GE(ticked, 0.1 * expected);  // 25% seen under TSan with four busy loops
         EXPECT_GE(s.handoffs, 1u);
       },
       {.maxprocs = 1});
