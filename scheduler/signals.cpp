@@ -64,6 +64,7 @@
 // blocks SIGTERM in main to sigwait for it on a thread of its own (apps/echo)
 // keeps receiving it there. A signal sent to one thread (pthread_kill,
 // tgkill) still goes to that thread.
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/auxv.h>
@@ -130,9 +131,19 @@ sigset_t g_caller_mask;
 
 void signal_thread_main(sigset_t take) {
   pthread_sigmask(SIG_UNBLOCK, &take, nullptr);
+#if defined(GORO_TSAN)
+  // ThreadSanitizer defers an asynchronous signal's handler until the thread
+  // it landed on enters one of TSan's interceptors; a raw futex wait is not
+  // one, so the handler never ran (SIGQUIT's dump hung). poll is: a signal
+  // that arrives during it is handled at once. The 100 ms timeout only
+  // bounds how late the stop flag is seen.
+  while (!g_signal_stop.load(std::memory_order_acquire))
+    ::poll(nullptr, 0, 100);
+#else
   // Handlers interrupt the futex wait (EINTR); the Note sleeps again.
   while (!g_signal_stop.load(std::memory_order_acquire))
     g_signal_note.sleep();
+#endif
 }
 
 void put(const char* s, std::size_t n) {
