@@ -83,12 +83,10 @@
 #include <thread>
 
 #include "scheduler/proc.hpp"
+#include "scheduler/stack.hpp"
 
 #ifndef AT_MINSIGSTKSZ
 #define AT_MINSIGSTKSZ 51
-#endif
-#ifndef MADV_GUARD_INSTALL
-#define MADV_GUARD_INSTALL 102
 #endif
 
 namespace goro::detail {

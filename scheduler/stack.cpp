@@ -20,10 +20,6 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-#ifndef MADV_GUARD_INSTALL
-#define MADV_GUARD_INSTALL 102
-#endif
-
 namespace goro::detail {
 namespace {
 

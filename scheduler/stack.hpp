@@ -69,10 +69,18 @@
 // failure (address space, map count) surfaces, at the spawn site.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <vector>
+
+// Linux 6.13's guard-page madvise, for headers that predate it (the kernel
+// answers EINVAL where it is missing; callers fall back to mprotect).
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
 
 namespace goro::detail {
 
