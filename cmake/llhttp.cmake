@@ -6,7 +6,7 @@
 #
 # The library is compiled with LLHTTP_STRICT_MODE=1: the generated C holds two
 # parsers, and only the strict one rejects whitespace before a header colon,
-# control bytes in the URL and unterminated chunk data (framework/http/parser.cpp
+# control bytes in the URL and unterminated chunk data (framework/http/parser/parser.cpp
 # lists what goro checks on top). It is not our code, so it gets no house
 # warnings and no -Werror; it is exported with goro's targets because goro_http
 # links it privately and a static library's private links are still installed.

@@ -12,12 +12,13 @@
 //   containermaxprocs=0   ignore cgroup CPU limits (config/maxprocs)
 //   maxprocsdebug=1   log how maxprocs was resolved (config/maxprocs)
 //
-// GORO_CHECK(cond, "sched: message") aborts with the constant, prefixed
-// message when an invariant does not hold. It is compiled in debug builds
-// (!NDEBUG) and in sanitizer builds; release builds trust the proofs.
+// GORO_CHECK and goro::detail::fatal live in <goro/detail/check.hpp>, which
+// the framework may include too.
 #pragma once
 
 #include <string>
+
+#include "goro/detail/check.hpp"
 
 namespace goro::detail {
 
@@ -25,21 +26,4 @@ namespace goro::detail {
 std::string debug_option(const char* name);
 long debug_option_long(const char* name, long fallback);
 
-[[noreturn]] void fatal(const char* msg) noexcept;
-
 }  // namespace goro::detail
-
-#if !defined(NDEBUG) || defined(GORO_ASAN) || defined(GORO_TSAN)
-#define GORO_CHECKS_ENABLED 1
-#define GORO_CHECK(cond, msg)                    \
-  do {                                           \
-    if (__builtin_expect(!(cond), 0)) {          \
-      ::goro::detail::fatal(msg " [" #cond "]"); \
-    }                                            \
-  } while (0)
-#else
-#define GORO_CHECKS_ENABLED 0
-#define GORO_CHECK(cond, msg) \
-  do {                        \
-  } while (0)
-#endif

@@ -4,6 +4,7 @@
 #              .clang-format (fix with: clang-format -i FILE)
 #   doc refs : no comment or doc cites a file (or a docs/DESIGN.md section)
 #              that is not in the repository (scripts/check-doc-refs.sh)
+#   layers   : includes follow the layering (scripts/check-layers.sh)
 # Runs every check; exits non-zero if any failed, naming the files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,4 +27,5 @@ if ((${#unformatted[@]} > 0)); then
 fi
 
 bash scripts/check-doc-refs.sh || status=1
+bash scripts/check-layers.sh || status=1
 exit $status

@@ -25,6 +25,7 @@
 #include "goro/config.hpp"
 #include "goro/goro.hpp"
 #include "goro/http.hpp"
+#include "goro/http/json.hpp"
 
 namespace {
 

@@ -33,6 +33,7 @@
 //
 // # Use
 //
+// Example:
 //   struct Options { goro::config::Address addr{"", 8080}; std::chrono::seconds idle{60}; };
 //   Options o;
 //   goro::config::Config cfg("goro-hello", "Says hello over HTTP.");

@@ -1,9 +1,16 @@
 // goro::Context: cancellation and deadlines across a tree of goroutines
 // (Go's context package, without values).
 //
-//   auto [ctx, cancel] = goro::with_timeout(parent, 2s);
-//   goro::go([ctx] { ... if (ctx.err()) return; ... });
-//   goro::select(goro::recv(results, ...), goro::recv(ctx.done(), [&] { ... }));
+// Example:
+//   goro::Chan<int> results(1);
+//   auto [ctx, cancel] = goro::with_timeout(goro::Context::background(), 2s);
+//   goro::go([ctx = ctx, results] {
+//     if (ctx.err()) return;  // canceled or past the deadline: give up
+//     results.try_send(42);
+//   });
+//   int answer = -1;
+//   goro::select(goro::recv(results, [&](std::optional<int> v) { answer = v.value_or(-1); }),
+//                goro::recv(ctx.done(), [] {}));  // the deadline first: answer stays -1
 //   cancel();  // releases the context's resources; call it when done
 //
 // Contract

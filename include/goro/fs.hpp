@@ -1,12 +1,18 @@
 // <goro/fs.hpp>: file I/O that never stalls a P (docs/DESIGN.md "Files").
 //
+// Example:
 //   auto f = goro::fs::File::open("/var/www/index.html");
-//   if (!f) return fail(f.error());                 // std::errc::no_such_file_or_directory ...
+//   if (!f) return 1;                               // f.error(): no_such_file_or_directory ...
 //   auto info = f->stat();
-//   goro::fs::sendfile(conn, *f, 0, info->size);    // static file server
+//   if (!info) return 1;
+//   auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+//   if (!ln) return 1;
+//   auto conn = ln->accept();
+//   if (!conn) return 1;
+//   (void)goro::fs::sendfile(*conn, *f, 0, info->size);  // a static file server's core
 //
-//   auto cfg = goro::fs::read_file("app.toml", 1 << 20);         // at most 1 MiB
-//   goro::fs::write_file("state.json", json, 0644);              // atomic replace
+//   auto cfg = goro::fs::read_file("app.toml", 1 << 20);          // at most 1 MiB
+//   if (cfg) (void)goro::fs::write_file("app.toml.bak", *cfg, 0644);  // atomic replace
 //
 // ## Why files do not go through the netpoller
 // epoll answers "would this fd block?", and for a regular file or a block

@@ -1,11 +1,17 @@
 // <goro/net.hpp>: TCP and Unix-domain sockets in blocking style (docs/DESIGN.md "Network I/O").
 //
+// Example (an echo server):
 //   auto ln = goro::net::listen("tcp", "127.0.0.1:0");
-//   if (!ln) return fail(ln.error());
+//   if (!ln) return 1;                     // ln.error(): address_in_use ...
 //   for (;;) {
 //     auto c = ln->accept();
 //     if (!c) break;                       // errc::closed after ln->close()
-//     goro::go([conn = std::move(*c)]() mutable { serve(conn); });
+//     goro::go([conn = std::move(*c)]() mutable {
+//       char buf[4096];
+//       while (auto n = conn.read(std::span<char>(buf))) {
+//         if (*n == 0 || !conn.write(std::string_view(buf, *n))) break;
+//       }
+//     });
 //   }
 //
 // Every call that would block parks the calling goroutine on the runtime's

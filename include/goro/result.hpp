@@ -4,9 +4,13 @@
 // A Result holds either a T or a std::error_code, never both. It is
 // deliberately small, a C++20 stand-in for std::expected<T, std::error_code>:
 //
-//   goro::Result<std::size_t> n = conn.read(buf);
-//   if (!n) return n.error();          // or: if (n.error() == goro::errc::timeout)
-//   use(buf.first(*n));
+// Example:
+//   auto read_some = [](goro::net::Conn& conn, std::span<char> buf) -> goro::Result<std::string> {
+//     goro::Result<std::size_t> n = conn.read(buf);
+//     if (!n) return n.error();          // or: if (n.error() == goro::errc::timeout)
+//     return std::string(buf.data(), *n);
+//   };
+//   (void)read_some;
 //
 // - ok() / explicit operator bool: true when it holds a value.
 // - error(): the error, or a default (success) std::error_code when ok.

@@ -6,6 +6,7 @@
 #include <goro/config.hpp>
 #include <goro/goro.hpp>
 #include <goro/http.hpp>
+#include <goro/http/json.hpp>
 #include <goro/net.hpp>
 
 #include <cstdio>
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
   return goro::run([&] {
     goro::http::Router r;
     r.handle("GET /greet/{name}", [&](goro::http::Request& req, goro::http::ResponseWriter& w) {
-      (void)goro::http::write_json(w, {{"greeting", greeting}, {"name", req.path_value("name")}});
+      goro::http::write_json(w, {{"greeting", greeting}, {"name", req.path_value("name")}});
     });
     goro::http::ServerOptions opts;
     opts.addr = "127.0.0.1:0";

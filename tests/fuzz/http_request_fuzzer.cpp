@@ -1,4 +1,4 @@
-// libFuzzer target for the request parser (framework/http/parser.hpp).
+// libFuzzer target for the request parser (framework/http/parser/parser.hpp).
 //
 // Input layout: byte 0 picks how the wire is cut into reads (a stride of 1 to
 // 64 bytes), byte 1 picks the limits (bit 0: small limits, so 413/414/431 are

@@ -1,4 +1,4 @@
-#include "framework/http/header_list.hpp"
+#include "framework/http/parser/header_list.hpp"
 
 #include <gtest/gtest.h>
 

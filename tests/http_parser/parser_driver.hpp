@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "framework/http/parser.hpp"
+#include "framework/http/parser/parser.hpp"
 
 namespace goro::http::detail::testing {
 

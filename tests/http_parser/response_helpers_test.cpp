@@ -5,11 +5,11 @@
 #include <chrono>
 #include <string>
 
-#include "framework/http/chunked_encoder.hpp"
-#include "framework/http/header_key.hpp"
-#include "framework/http/http_date.hpp"
-#include "framework/http/parser.hpp"
-#include "framework/http/status_text.hpp"
+#include "framework/http/parser/header_key.hpp"
+#include "framework/http/parser/http_date.hpp"
+#include "framework/http/parser/parser.hpp"
+#include "framework/http/parser/status_text.hpp"
+#include "framework/http/server/chunked_encoder.hpp"
 
 namespace goro::http::detail {
 namespace {

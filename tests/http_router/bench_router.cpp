@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "framework/http/router.hpp"
+#include "framework/http/router/route_table.hpp"
 
 namespace {
 

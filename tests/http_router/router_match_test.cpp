@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "framework/http/router.hpp"
+#include "framework/http/router/route_table.hpp"
 
 namespace goro::http {
 namespace {

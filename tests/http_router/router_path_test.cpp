@@ -1,6 +1,6 @@
 // Path cleaning, unescaping and host stripping: the cases of Go's path.Clean,
 // cleanPath, url.PathUnescape and stripHostPort that the router relies on.
-#include "framework/http/router_path.hpp"
+#include "framework/http/router/route_path.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // Pattern parsing, the specificity relation and conflicts, with the cases of
 // Go's ServeMux documentation and pattern_test.go.
-#include "framework/http/router_pattern.hpp"
+#include "framework/http/router/route_pattern.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "framework/http/router.hpp"
+#include "framework/http/router/route_table.hpp"
 
 namespace goro::http::detail {
 namespace {

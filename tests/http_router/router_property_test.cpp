@@ -2,7 +2,7 @@
 // and random requests, the pattern RouteTable picks must be the one a brute
 // force search picks: among the patterns matching the request (host-specific
 // ones first), the one more specific than every other. This checks the
-// argument in router.cpp's essay that the first match of the ordered walk is
+// argument in route_table.cpp's essay that the first match of the ordered walk is
 // the most specific, including after backtracking.
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/http/router.hpp"
-#include "framework/http/router_pattern.hpp"
+#include "framework/http/router/route_pattern.hpp"
+#include "framework/http/router/route_table.hpp"
 
 namespace goro::http {
 namespace {

@@ -1,4 +1,4 @@
-// Request::context() and the background read (framework/http/background_read.hpp):
+// Request::context() and the background read (framework/http/server/background_read.hpp):
 // a client that closes or resets its connection cancels the context of the
 // request its handler is working on; bytes of a pipelined next request that
 // arrive meanwhile are kept for that request, never lost, and do not cancel.

@@ -13,9 +13,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "framework/http/byte_range.hpp"
-#include "framework/http/content_type.hpp"
-#include "framework/http/http_date.hpp"
+#include "framework/http/handlers/byte_range.hpp"
+#include "framework/http/parser/http_date.hpp"
+#include "framework/http/server/content_type.hpp"
 #include "tests/http_server/test_util.hpp"
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "goro/http/json.hpp"
 #include "tests/http_server/test_util.hpp"
 
 namespace {

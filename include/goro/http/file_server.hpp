@@ -1,8 +1,10 @@
 // http::file_server: static files from a directory (Go's http.FileServer),
 // through goro::fs and sendfile(2).
 //
-//   r.handle("GET /static/", http::file_server("/srv/www", {.strip_prefix = "/static"}));
-//   r.handle("GET /", http::file_server("/srv/www", {.index = true}));
+// Example:
+//   goro::http::Router r;
+//   r.handle("GET /static/", goro::http::file_server("/srv/www", {.strip_prefix = "/static"}));
+//   r.handle("GET /", goro::http::file_server("/srv/www", {.index = true}));
 //
 // What it answers (the handler also works without a Router):
 //   - GET and HEAD; anything else 405 with "Allow: GET, HEAD".
@@ -48,7 +50,7 @@ namespace goro::http {
 struct FileServerOptions {
   // Removed from the front of the (decoded) request path before the lookup,
   // e.g. "/static" when mounted at "GET /static/". "" removes nothing.
-  std::string strip_prefix;
+  std::string strip_prefix = {};
   // Serve <directory>/index.html for a directory request; off by default.
   bool index = false;
 };

@@ -48,6 +48,7 @@ enum class errc {
   bad_request,         // malformed body framing (400)
   content_length,      // the handler wrote more than its declared Content-Length
   header_written,      // the response header was already sent
+  invalid_json,        // read_json: the body is not JSON (400)
 };
 const std::error_category& http_category() noexcept;
 inline std::error_code make_error_code(errc e) noexcept {

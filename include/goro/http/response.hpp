@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "goro/http/header.hpp"
 #include "goro/result.hpp"
@@ -36,6 +37,17 @@ struct Exchange;
 struct ExchangeAccess;
 }  // namespace detail
 
+// What write() returns: the bytes accepted, or the error. Unlike Result it
+// may be dropped without a (void), as Go's handlers drop Write's error: a
+// failed write is sticky (every later write and flush() returns the same
+// error at once) and the server closes the connection after the handler, so
+// a handler that does not look loses nothing but the chance to stop early.
+class WriteResult : public Result<std::size_t> {
+ public:
+  using Result<std::size_t>::Result;
+  WriteResult(Result<std::size_t> r) : Result<std::size_t>(std::move(r)) {}
+};
+
 class ResponseWriter {
  public:
   ResponseWriter(const ResponseWriter&) = delete;
@@ -43,8 +55,8 @@ class ResponseWriter {
 
   Header& header();
   void write_header(int status);
-  Result<std::size_t> write(std::string_view data);
-  Result<std::size_t> write(std::span<const std::byte> data);
+  WriteResult write(std::string_view data);
+  WriteResult write(std::span<const std::byte> data);
   Result<void> flush();
 
   // What was sent: the status (0 before write_header or the first write),

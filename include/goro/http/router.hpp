@@ -1,7 +1,15 @@
 // goro::http::Router: Go 1.22 ServeMux patterns (docs/DESIGN.md "Router and middleware").
 //
+// Example:
+//   using goro::http::Request, goro::http::ResponseWriter;
 //   goro::http::Router r;
-//   r.handle("GET /hello/{name}", [](Request& req, ResponseWriter& w) { ... });
+//   r.handle("GET /hello/{name}", [](Request& req, ResponseWriter& w) {
+//     w.write(fmt::format("Hello, {}!\n", req.path_value("name")));
+//   });
+//   r.handle("POST /items/{id}", [](Request& req, ResponseWriter& w) {
+//     if (req.path_value("id").empty()) return goro::http::error(w, "no id", 400);
+//     w.write_header(204);
+//   });
 //   goro::http::Server srv{{.addr = ":8080"}, r};
 //
 // Patterns are "[METHOD ][HOST]/[PATH]" with "{name}", "{rest...}" and "{$}"
@@ -10,7 +18,7 @@
 // Requests that match nothing get "404 page not found"; a path that matches
 // only with other methods gets 405 with a sorted Allow header; an unclean
 // path ("/a/../b", "//x") or a subtree root without its slash gets a 301.
-// The mechanism (the segment tree) is framework/http/router.cpp.
+// The mechanism (the segment tree) is framework/http/router/route_table.cpp.
 //
 // A Router is a cheap handle: copies share the routes (the server keeps one).
 // Register every route before serving: handle() must not race with requests.

@@ -1,7 +1,12 @@
 // goro::http::Server: HTTP/1.1 on goro::net, one goroutine per connection.
 //
+// Example:
+//   goro::http::Handler handler = [](goro::http::Request&, goro::http::ResponseWriter& w) {
+//     w.write("ok\n");
+//   };
 //   goro::http::Server srv{{.addr = "127.0.0.1:8080"}, handler};
-//   srv.listen_and_serve();   // returns after a graceful shutdown
+//   auto served = srv.listen_and_serve();  // returns after a graceful shutdown
+//   if (!served) std::fprintf(stderr, "%s\n", served.error().message().c_str());
 //
 // Protocol: keep-alive; pipelining (requests are handled one at a time and
 // answered in order; responses to requests already in the buffer are
@@ -52,28 +57,26 @@
 
 namespace goro::http {
 
-using namespace std::chrono_literals;
-
 struct ServerOptions {
   // "host:port", ":port" (all interfaces); port 0 picks one (see addr()).
   std::string addr = ":8080";
   // The Server header; empty: none.
   std::string server_name = "goro";
   // Time allowed to read a request's head, from its first byte (slowloris).
-  std::chrono::nanoseconds read_header_timeout = 10s;
+  std::chrono::nanoseconds read_header_timeout = std::chrono::seconds{10};
   // Time allowed for the whole request, body included, from its first byte;
   // 0: none. Without it a body read still fails after read_header_timeout
   // without a single byte arriving (a stalled upload cannot hold a
   // connection forever).
-  std::chrono::nanoseconds read_timeout = 0s;
+  std::chrono::nanoseconds read_timeout = std::chrono::seconds{0};
   // Time allowed from the end of the request head until the response is
   // written (Go's WriteTimeout: handler time included); 0: none, as Go, so
   // that streaming responses work by default.
-  std::chrono::nanoseconds write_timeout = 0s;
+  std::chrono::nanoseconds write_timeout = std::chrono::seconds{0};
   // How long a keep-alive connection may wait for its next request.
-  std::chrono::nanoseconds idle_timeout = 120s;
+  std::chrono::nanoseconds idle_timeout = std::chrono::seconds{120};
   // Graceful-shutdown deadline.
-  std::chrono::nanoseconds shutdown_timeout = 30s;
+  std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds{30};
   std::size_t max_header_bytes = std::size_t{1} << 20;     // 431 beyond
   std::size_t max_request_line = std::size_t{8} << 10;     // 414 beyond
   std::uint64_t max_body_bytes = std::uint64_t{10} << 20;  // 413 beyond
@@ -88,7 +91,7 @@ struct ServerOptions {
   bool handle_signals = true;
   // Where the server's own diagnostics go (superfluous write_header, handler
   // exceptions, accept errors); nullptr: stderr.
-  std::function<void(std::string_view)> error_log;
+  std::function<void(std::string_view)> error_log = {};
 };
 
 class Server {

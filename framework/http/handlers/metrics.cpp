@@ -1,0 +1,108 @@
+// /metrics: Prometheus text exposition (format 0.0.4) of goro::stats() and
+// the HTTP counters.
+#include <fmt/format.h>
+
+#include "framework/http/server/http_metrics.hpp"
+#include "goro/http/metrics.hpp"
+#include "goro/runtime.hpp"
+
+namespace goro::http {
+
+namespace detail {
+
+HttpMetrics& http_metrics() {
+  static HttpMetrics m;
+  return m;
+}
+
+void HttpMetrics::record(int status, std::chrono::nanoseconds latency) {
+  const int cls = status / 100;
+  if (cls >= 1 && cls <= 5) requests_by_class[cls].fetch_add(1, std::memory_order_relaxed);
+  const double secs = std::chrono::duration<double>(latency).count();
+  std::size_t i = 0;
+  while (i < kLatencyBuckets.size() && secs > kLatencyBuckets[i])
+    ++i;
+  latency_buckets[i].fetch_add(1, std::memory_order_relaxed);
+  latency_count.fetch_add(1, std::memory_order_relaxed);
+  latency_sum_ns.fetch_add(static_cast<std::uint64_t>(latency.count()), std::memory_order_relaxed);
+}
+
+}  // namespace detail
+
+namespace {
+
+void metric(std::string& out, std::string_view name, std::string_view type, std::string_view help,
+            auto value) {
+  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name,
+                 type, name, value);
+}
+
+}  // namespace
+
+std::string metrics_text() {
+  std::string out;
+  out.reserve(4096);
+  const RuntimeStats st = goro::stats();
+  metric(out, "goro_goroutines", "gauge", "Live goroutines.", st.goroutines);
+  metric(out, "goro_threads", "gauge", "OS threads (Ms) of the runtime.", st.threads);
+  metric(out, "goro_maxprocs", "gauge", "Processors (Ps), GOMAXPROCS.", st.maxprocs);
+  metric(out, "goro_idle_procs", "gauge", "Idle Ps.", st.idle_procs);
+  metric(out, "goro_spinning_threads", "gauge", "Ms spinning for work.", st.spinning_threads);
+  metric(out, "goro_idle_threads", "gauge", "Ms parked idle.", st.idle_threads);
+  metric(out, "goro_global_runq", "gauge", "Goroutines in the global run queue.", st.global_runq);
+  metric(out, "goro_spawns_total", "counter", "Goroutines spawned.", st.spawns);
+  metric(out, "goro_steals_total", "counter", "Successful steals.", st.steals);
+  metric(out, "goro_stolen_goroutines_total", "counter", "Goroutines stolen.",
+         st.stolen_goroutines);
+  metric(out, "goro_handoffs_total", "counter", "Ps handed off (syscall, hog).", st.handoffs);
+  metric(out, "goro_netpoll_wakes_total", "counter", "Goroutines readied by the netpoller.",
+         st.netpoll_wakes);
+  metric(out, "goro_parks_total", "counter", "Goroutine parks.", st.parks);
+  metric(out, "goro_thread_parks_total", "counter", "M futex sleeps.", st.m_parks);
+  metric(out, "goro_preempt_requests_total", "counter", "Goroutines flagged for running > 10ms.",
+         st.preempt_requests);
+  metric(out, "goro_stacks_live", "gauge", "Goroutine stacks in use.", st.stacks_live);
+
+  detail::HttpMetrics& m = detail::http_metrics();
+  const auto rl = std::memory_order_relaxed;
+  out.append(
+      "# HELP goro_http_requests_total HTTP requests answered, by status class.\n"
+      "# TYPE goro_http_requests_total counter\n");
+  for (int c = 1; c <= 5; ++c)
+    fmt::format_to(std::back_inserter(out), "goro_http_requests_total{{code=\"{}xx\"}} {}\n", c,
+                   m.requests_by_class[c].load(rl));
+  metric(out, "goro_http_requests_in_flight", "gauge", "Requests being handled.",
+         m.in_flight.load(rl));
+  metric(out, "goro_http_connections", "gauge", "Open HTTP connections.",
+         m.connections_open.load(rl));
+  metric(out, "goro_http_connections_total", "counter", "Accepted HTTP connections.",
+         m.connections_total.load(rl));
+  metric(out, "goro_http_connections_rejected_total", "counter",
+         "Connections answered 503 over max_connections.", m.connections_rejected.load(rl));
+  out.append(
+      "# HELP goro_http_request_duration_seconds Handler latency.\n"
+      "# TYPE goro_http_request_duration_seconds histogram\n");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < detail::kLatencyBuckets.size(); ++i) {
+    cumulative += m.latency_buckets[i].load(rl);
+    fmt::format_to(std::back_inserter(out),
+                   "goro_http_request_duration_seconds_bucket{{le=\"{}\"}} {}\n",
+                   detail::kLatencyBuckets[i], cumulative);
+  }
+  cumulative += m.latency_buckets.back().load(rl);
+  fmt::format_to(std::back_inserter(out),
+                 "goro_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}\n"
+                 "goro_http_request_duration_seconds_sum {:.9f}\n"
+                 "goro_http_request_duration_seconds_count {}\n",
+                 cumulative, static_cast<double>(m.latency_sum_ns.load(rl)) / 1e9, cumulative);
+  return out;
+}
+
+Handler metrics_handler() {
+  return [](Request&, ResponseWriter& w) {
+    w.header().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    (void)w.write(metrics_text());
+  };
+}
+
+}  // namespace goro::http

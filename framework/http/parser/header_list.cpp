@@ -1,0 +1,88 @@
+#include "framework/http/parser/header_list.hpp"
+
+namespace goro::http::detail {
+
+namespace {
+
+constexpr char to_lower_ascii(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+constexpr bool is_ows(char c) noexcept {
+  return c == ' ' || c == '\t';
+}
+
+}  // namespace
+
+bool equal_fold(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (to_lower_ascii(a[i]) != to_lower_ascii(b[i])) return false;
+  }
+  return true;
+}
+
+std::string_view trim_ows(std::string_view s) noexcept {
+  while (!s.empty() && is_ows(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_ows(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool list_has_token(std::string_view list, std::string_view token) noexcept {
+  while (!list.empty()) {
+    std::size_t comma = list.find(',');
+    std::string_view element = list.substr(0, comma);
+    if (equal_fold(trim_ows(element), token)) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+void HeaderList::add(std::string_view name, std::string_view value) {
+  // The parser bounds a head at HttpLimits::max_header_bytes, far below 4 GiB,
+  // so 32-bit offsets cannot wrap for parsed messages.
+  Entry e;
+  e.name_offset = static_cast<std::uint32_t>(arena_.size());
+  e.name_size = static_cast<std::uint32_t>(name.size());
+  arena_.append(name);
+  e.value_offset = static_cast<std::uint32_t>(arena_.size());
+  e.value_size = static_cast<std::uint32_t>(value.size());
+  arena_.append(value);
+  entries_.push_back(e);
+}
+
+void HeaderList::clear() noexcept {
+  arena_.clear();
+  entries_.clear();
+}
+
+HeaderField HeaderList::operator[](std::size_t i) const noexcept {
+  const Entry& e = entries_[i];
+  std::string_view arena = arena_;
+  return {arena.substr(e.name_offset, e.name_size), arena.substr(e.value_offset, e.value_size)};
+}
+
+std::optional<std::string_view> HeaderList::get(std::string_view name) const noexcept {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    HeaderField f = (*this)[i];
+    if (equal_fold(f.name, name)) return f.value;
+  }
+  return std::nullopt;
+}
+
+std::size_t HeaderList::count(std::string_view name) const noexcept {
+  std::size_t n = 0;
+  for_each_value(name, [&n](std::string_view) { ++n; });
+  return n;
+}
+
+bool HeaderList::has_token(std::string_view name, std::string_view token) const noexcept {
+  bool found = false;
+  for_each_value(name, [&](std::string_view v) { found = found || list_has_token(v, token); });
+  return found;
+}
+
+}  // namespace goro::http::detail

@@ -1,0 +1,401 @@
+// RequestParser's mechanism: llhttp driven one event at a time.
+//
+// # Pausing
+// Every callback that completes something the caller must see (head, a body
+// piece, the start of the trailers, message end) records it in State::pending
+// and returns HPE_PAUSED. llhttp then stops with error_pos just past the bytes
+// that event covers, parse() reports the event with that many bytes consumed,
+// and llhttp_resume() makes the next call continue from the same state. So
+// llhttp never runs ahead of the caller, and a paused parser holds no pointer
+// into the caller's buffer.
+//
+// # Sections
+// Head and trailer bytes go through SectionScanner into State::section and are
+// handed to llhttp whole (see section_scanner.hpp for why). Body bytes go to
+// llhttp straight from the caller's buffer, and body pieces are views of it.
+//
+// # Upgrades
+// llhttp ends an upgrade or CONNECT message with HPE_PAUSED_UPGRADE, just
+// after on_message_complete. parse() acknowledges it with
+// llhttp_resume_after_upgrade() and goes on reading HTTP: a caller that does
+// switch protocols stops calling parse() and keeps the unread bytes, as Go
+// leaves upgrades to a handler that hijacks the connection.
+#include "framework/http/parser/parser.hpp"
+
+#include <llhttp.h>
+
+#include <string>
+#include <utility>
+
+#include "framework/http/parser/head_rules.hpp"
+#include "framework/http/parser/request_line.hpp"
+#include "framework/http/parser/section_scanner.hpp"
+
+namespace goro::http::detail {
+
+namespace {
+
+enum class Phase : std::uint8_t {
+  kHead,      // scanning a request head (or waiting for its first byte)
+  kBody,      // llhttp reads the body straight from the caller's input
+  kTrailers,  // scanning a chunked body's trailer section
+  kClosed,    // a message without keep-alive has ended; nothing more is read
+  kFailed,    // error is set; sticky
+};
+
+// What a callback paused llhttp to report.
+enum class Pending : std::uint8_t { kNone, kHead, kBody, kTrailersStart, kMessageEnd, kError };
+
+constexpr ParseError kAfterClose{400, "request after Connection: close"};
+constexpr ParseError kLineFolding{400, "obsolete line folding in header section"};
+constexpr ParseError kChunkExtensionsTooLong{400, "chunk extensions too long"};
+constexpr ParseError kChunkedBodyTooLarge{413, "request body too large"};
+constexpr ParseError kUnsupportedTE{501, "unsupported transfer encoding"};
+constexpr ParseError kUnsupportedVersion{505, "unsupported protocol version"};
+constexpr ParseError kEmptyTrailerName{400, "invalid trailer name"};
+constexpr ParseError kHeadNotConsumed{400, "malformed HTTP request"};
+
+// Joins consecutive spans of one field. Sections reach llhttp whole, so the
+// pieces of a field are adjacent unless llhttp skipped bytes between them,
+// which only obs-fold causes (and the scanner refuses it first).
+bool extend_span(std::string_view& span, const char* at, std::size_t n) {
+  if (span.empty()) {
+    span = std::string_view(at, n);
+    return true;
+  }
+  if (span.data() + span.size() != at) return false;
+  span = std::string_view(span.data(), span.size() + n);
+  return true;
+}
+
+ParseError from_llhttp(llhttp_errno_t err, const char* reason) {
+  switch (err) {
+    case HPE_INVALID_TRANSFER_ENCODING:
+      return kUnsupportedTE;
+    case HPE_INVALID_VERSION:
+    case HPE_PAUSED_H2_UPGRADE:
+      return kUnsupportedVersion;
+    default:
+      // llhttp's reasons are string literals ("Invalid header value char").
+      return ParseError{400, reason != nullptr ? reason : "malformed HTTP request"};
+  }
+}
+
+}  // namespace
+
+struct RequestParser::State {
+  explicit State(HttpLimits l) : limits(l) {
+    llhttp_settings_init(&settings);
+    settings.on_header_field = on_header_field;
+    settings.on_header_field_complete = on_header_field_complete;
+    settings.on_header_value = on_header_value;
+    settings.on_header_value_complete = on_header_value_complete;
+    settings.on_headers_complete = on_headers_complete;
+    settings.on_body = on_body;
+    settings.on_chunk_extension_name = on_chunk_extension;
+    settings.on_chunk_extension_value = on_chunk_extension;
+    settings.on_chunk_header = on_chunk_header;
+    settings.on_message_complete = on_message_complete;
+    init_llhttp();
+  }
+
+  void init_llhttp() {
+    llhttp_init(&llhttp, HTTP_REQUEST, &settings);
+    llhttp.data = this;
+  }
+
+  // Clears the previous message, keeping every buffer's capacity.
+  void begin_message() {
+    section.clear();
+    HeaderList headers = std::move(head.headers);
+    headers.clear();
+    head = RequestHead{};
+    head.headers = std::move(headers);
+    trailers.clear();
+    tally = {};
+    field_name = {};
+    field_value = {};
+    declared_chunk_bytes = 0;
+    scanner.reset(SectionScanner::Kind::kRequestHead, limits);
+    head_is_stale = false;
+  }
+
+  // The head section is complete: judge its request line before llhttp runs.
+  std::optional<ParseError> start_head() {
+    RequestLine line;
+    std::string_view text = std::string_view(section).substr(0, scanner.request_line_size());
+    if (auto err = parse_request_line(text, line)) return err;
+    head.method = line.method;
+    head.target = line.target;
+    head.target_form = line.form;
+    head.host = line.authority;
+    head.version_major = line.version_major;
+    head.version_minor = line.version_minor;
+    return std::nullopt;
+  }
+
+  void start_trailers() {
+    phase = Phase::kTrailers;
+    section.clear();
+    scanner.reset(SectionScanner::Kind::kTrailers, limits);
+  }
+
+  void end_message() {
+    phase = head.keep_alive ? Phase::kHead : Phase::kClosed;
+    head_is_stale = true;
+  }
+
+  struct Ran {
+    Pending event = Pending::kNone;
+    std::size_t used = 0;
+  };
+
+  // Runs llhttp over `data` until it pauses for an event, fails, or takes it all.
+  Ran run_llhttp(std::string_view data) {
+    static constexpr char kNoBytes[1] = {0};
+    // A zero-length call still lets llhttp take steps that need no input,
+    // such as ending a request without a body.
+    const char* base = data.empty() ? kNoBytes : data.data();
+    std::size_t offset = 0;
+    for (;;) {
+      pending = Pending::kNone;
+      llhttp_errno_t err = llhttp_execute(&llhttp, base + offset, data.size() - offset);
+      if (err == HPE_OK) return {Pending::kNone, data.size()};
+      const std::size_t at = static_cast<std::size_t>(llhttp_get_error_pos(&llhttp) - base);
+      if (err == HPE_PAUSED) {
+        llhttp_resume(&llhttp);
+        return {pending, at};
+      }
+      if (err == HPE_PAUSED_UPGRADE) {
+        llhttp_resume_after_upgrade(&llhttp);
+        offset = at;
+        continue;
+      }
+      if (error.status == 0) error = from_llhttp(err, llhttp_get_error_reason(&llhttp));
+      return {Pending::kError, at};
+    }
+  }
+
+  ParseResult& fail(const ParseError& e, ParseResult& r) {
+    if (phase != Phase::kFailed) error = e;
+    phase = Phase::kFailed;
+    r.event = ParseEvent::kError;
+    r.body = {};
+    return r;
+  }
+
+  // A callback's refusal: remember why and make llhttp stop with an error.
+  int refuse(const ParseError& e) {
+    error = e;
+    return -1;
+  }
+
+  static State& of(llhttp_t* p) { return *static_cast<State*>(p->data); }
+
+  static int on_header_field(llhttp_t* p, const char* at, std::size_t n) {
+    State& s = of(p);
+    return extend_span(s.field_name, at, n) ? 0 : s.refuse(kLineFolding);
+  }
+
+  static int on_header_field_complete(llhttp_t* p) {
+    State& s = of(p);
+    if (s.phase == Phase::kTrailers) {
+      return s.field_name.empty() ? s.refuse(kEmptyTrailerName) : 0;
+    }
+    auto err = check_field_name(s.head, s.field_name, s.tally);
+    return err ? s.refuse(*err) : 0;
+  }
+
+  static int on_header_value(llhttp_t* p, const char* at, std::size_t n) {
+    State& s = of(p);
+    return extend_span(s.field_value, at, n) ? 0 : s.refuse(kLineFolding);
+  }
+
+  static int on_header_value_complete(llhttp_t* p) {
+    State& s = of(p);
+    HeaderField field{s.field_name, trim_ows(s.field_value)};
+    s.field_name = {};
+    s.field_value = {};
+    if (s.phase == Phase::kTrailers) {
+      s.trailers.add(field.name, field.value);
+      return 0;
+    }
+    if (auto err = check_field(s.head, field)) return s.refuse(*err);
+    s.head.headers.add(field.name, field.value);
+    return 0;
+  }
+
+  static int on_headers_complete(llhttp_t* p) {
+    State& s = of(p);
+    LlhttpVerdict verdict;
+    verdict.chunked = (p->flags & F_CHUNKED) != 0;
+    verdict.has_content_length = (p->flags & F_CONTENT_LENGTH) != 0;
+    verdict.content_length = p->content_length;
+    verdict.upgrade = p->upgrade != 0;
+    if (auto err = finish_head(s.head, s.tally, verdict, s.limits)) return s.refuse(*err);
+    s.chunk_extension_bytes = 0;
+    s.pending = Pending::kHead;
+    return HPE_PAUSED;
+  }
+
+  static int on_body(llhttp_t* p, const char* at, std::size_t n) {
+    if (n == 0) return 0;
+    State& s = of(p);
+    s.body_piece = std::string_view(at, n);
+    s.pending = Pending::kBody;
+    return HPE_PAUSED;
+  }
+
+  static int on_chunk_extension(llhttp_t* p, const char*, std::size_t n) {
+    State& s = of(p);
+    s.chunk_extension_bytes += n;
+    return s.chunk_extension_bytes > s.limits.max_chunk_extension_bytes
+               ? s.refuse(kChunkExtensionsTooLong)
+               : 0;
+  }
+
+  // Called once a chunk-size line has been read; p->content_length is the size.
+  static int on_chunk_header(llhttp_t* p) {
+    State& s = of(p);
+    s.chunk_extension_bytes = 0;
+    const std::uint64_t size = p->content_length;
+    if (size == 0) {
+      s.pending = Pending::kTrailersStart;
+      return HPE_PAUSED;
+    }
+    // Refuse before any byte of the chunk is delivered; written so it cannot
+    // overflow (size is bounded only by llhttp's 64-bit parse).
+    if (size > s.limits.max_body_bytes - s.declared_chunk_bytes) {
+      return s.refuse(kChunkedBodyTooLarge);
+    }
+    s.declared_chunk_bytes += size;
+    return 0;
+  }
+
+  static int on_message_complete(llhttp_t* p) {
+    of(p).pending = Pending::kMessageEnd;
+    return HPE_PAUSED;
+  }
+
+  llhttp_t llhttp{};
+  llhttp_settings_t settings{};
+  HttpLimits limits;
+  SectionScanner scanner;
+  Phase phase = Phase::kHead;
+  // The previous message has ended but its head is still readable; the next
+  // parse() in the head phase clears it first.
+  bool head_is_stale = true;
+  std::string section;  // raw bytes of the head or trailer section being parsed
+  RequestHead head;
+  HeaderList trailers;
+  FieldTally tally;
+  ParseError error;
+  // The field llhttp is delivering, as views into `section`.
+  std::string_view field_name;
+  std::string_view field_value;
+  // Set by a callback right before it returns HPE_PAUSED; read by run_llhttp.
+  Pending pending = Pending::kNone;
+  std::string_view body_piece;
+  std::uint64_t declared_chunk_bytes = 0;  // sum of chunk sizes so far (<= max_body_bytes)
+  std::size_t chunk_extension_bytes = 0;   // on the chunk-size line being read
+};
+
+RequestParser::RequestParser(HttpLimits limits) : state_(std::make_unique<State>(limits)) {}
+RequestParser::~RequestParser() = default;
+RequestParser::RequestParser(RequestParser&&) noexcept = default;
+RequestParser& RequestParser::operator=(RequestParser&&) noexcept = default;
+
+const RequestHead& RequestParser::head() const noexcept {
+  return state_->head;
+}
+const HeaderList& RequestParser::trailers() const noexcept {
+  return state_->trailers;
+}
+const ParseError& RequestParser::error() const noexcept {
+  return state_->error;
+}
+const HttpLimits& RequestParser::limits() const noexcept {
+  return state_->limits;
+}
+
+bool RequestParser::is_idle() const noexcept {
+  const State& s = *state_;
+  return s.phase == Phase::kHead && (s.head_is_stale || s.scanner.at_start());
+}
+
+void RequestParser::reset() {
+  State& s = *state_;
+  s.init_llhttp();
+  s.phase = Phase::kHead;
+  s.head_is_stale = true;
+  s.error = {};
+  s.begin_message();
+  s.head_is_stale = true;
+}
+
+ParseResult RequestParser::parse(std::string_view input) {
+  State& s = *state_;
+  ParseResult r;
+  for (;;) {
+    std::string_view rest = input.substr(r.consumed);
+    switch (s.phase) {
+      case Phase::kFailed:
+        r.event = ParseEvent::kError;
+        return r;
+      case Phase::kClosed:
+        return s.fail(kAfterClose, r);
+      case Phase::kHead:
+      case Phase::kTrailers: {
+        if (s.phase == Phase::kHead && s.head_is_stale) s.begin_message();
+        if (rest.empty()) return r;
+        SectionScanner::Step step = s.scanner.scan(rest, s.section);
+        r.consumed += step.consumed;
+        if (step.error.status != 0) return s.fail(step.error, r);
+        if (!step.complete) return r;
+        if (s.phase == Phase::kHead) {
+          if (auto err = s.start_head()) return s.fail(*err, r);
+        }
+        State::Ran ran = s.run_llhttp(s.section);
+        if (ran.event == Pending::kError) return s.fail(s.error, r);
+        // llhttp stops exactly at the section's end: after the head it pauses
+        // in on_headers_complete, after trailers in on_message_complete.
+        if (ran.used != s.section.size()) return s.fail(kHeadNotConsumed, r);
+        if (ran.event == Pending::kHead) {
+          s.phase = Phase::kBody;
+          r.event = ParseEvent::kHead;
+        } else if (ran.event == Pending::kMessageEnd) {
+          s.end_message();
+          r.event = ParseEvent::kMessageEnd;
+        } else {
+          return s.fail(kHeadNotConsumed, r);
+        }
+        return r;
+      }
+      case Phase::kBody: {
+        State::Ran ran = s.run_llhttp(rest);
+        r.consumed += ran.used;
+        switch (ran.event) {
+          case Pending::kNone:
+            return r;
+          case Pending::kBody:
+            r.event = ParseEvent::kBody;
+            r.body = s.body_piece;
+            return r;
+          case Pending::kTrailersStart:
+            s.start_trailers();
+            continue;
+          case Pending::kMessageEnd:
+            s.end_message();
+            r.event = ParseEvent::kMessageEnd;
+            return r;
+          case Pending::kError:
+            return s.fail(s.error, r);
+          case Pending::kHead:
+            return s.fail(kHeadNotConsumed, r);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace goro::http::detail

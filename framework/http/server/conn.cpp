@@ -1,0 +1,373 @@
+// The connection goroutine: read a head, run the handler, finish the
+// response, repeat (parser.hpp's protocol, driven with real I/O).
+//
+// # Deadlines (Go's net/http server.go; docs/DESIGN.md "Deadlines and limits")
+// Waiting for a request: read deadline now + idle_timeout. When the first
+// bytes arrive and the head is still incomplete: the head's first byte +
+// read_header_timeout (slowloris). A head that arrives in one read costs no
+// timer change beyond the idle one, which keeps a keep-alive request at one
+// deadline reset. Body reads: body.cpp. Writes: now + write_timeout from the
+// end of the head, when configured.
+//
+// # Closing
+// A connection closes after a response that says so (commit_head's
+// keep-alive decision), after a bad request (the parser's status with
+// Connection: close), when the client goes away, or when shutdown finds it
+// idle. When the client may still be sending (an unread body, a bad request),
+// the close is a lingering one as Go's closeWriteAndWait: FIN first, then
+// read and drop for a moment, so the kernel does not answer the client's
+// late bytes with an RST that destroys the response before it is read.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+
+#include "framework/http/parser/status_text.hpp"
+#include "framework/http/server/exchange.hpp"
+#include "framework/http/server/http_metrics.hpp"
+#include "goro/detail/check.hpp"
+#include "goro/detail/thread_lock.hpp"
+
+namespace goro::http::detail {
+
+namespace {
+
+constexpr std::size_t kInitialReadBuffer = 8 << 10;
+constexpr std::size_t kMinRead = 4 << 10;
+constexpr std::size_t kBodyReadBuffer = 64 << 10;
+constexpr auto kLingerTime = std::chrono::milliseconds(500);
+constexpr std::size_t kLingerBytes = 256 << 10;
+
+// FIN, then drop what the client still sends for a moment, then close.
+void linger_close(net::Conn& conn) {
+  (void)conn.close_write();
+  (void)conn.set_read_deadline(kLingerTime);
+  char sink[4096];
+  std::size_t total = 0;
+  while (total < kLingerBytes) {
+    auto n = conn.read(std::span<char>(sink));
+    if (!n || *n == 0) break;
+    total += *n;
+  }
+  (void)conn.close();
+}
+
+}  // namespace
+
+void answer_parse_error(Exchange& x) {
+  const ParseError& err = x.parser.error();
+  std::string body = fmt::format("{} {}", err.status, status_text(err.status));
+  if (!err.reason.empty() && err.status == 400)
+    fmt::format_to(std::back_inserter(body), ": {}", err.reason);
+  write_simple_response(x.out, err.status, body, true, x.s->opts.server_name);
+  http_metrics().record(err.status, std::chrono::nanoseconds{0});
+}
+
+namespace {
+
+// Reads until the parser reports a head. False: close the connection
+// (`linger` says how).
+bool read_head(Exchange& x, bool& linger) {
+  bool head_deadline_set = false;
+  if (!x.unread().empty()) x.started = net::Clock::now();
+  for (;;) {
+    ParseResult r = x.parser.parse(x.unread());
+    x.rpos += r.consumed;
+    if (r.event == ParseEvent::kHead) return true;
+    if (r.event == ParseEvent::kError) {
+      answer_parse_error(x);
+      linger = true;
+      return false;
+    }
+    const bool at_rest = x.parser.is_idle() && x.unread().empty();
+    if (at_rest) {
+      if (x.e->state.load() == ConnEntry::kActive && !x.e->transition_to_idle()) return false;
+      if (x.s->shutting_down.load()) return false;
+      if (x.s->opts.idle_timeout.count() > 0) {
+        x.set_read_deadline(x.s->opts.idle_timeout);
+      } else {
+        x.set_read_deadline(net::Clock::time_point{});
+      }
+    } else if (!head_deadline_set) {
+      if (x.s->opts.read_header_timeout.count() > 0)
+        x.set_read_deadline(x.started + x.s->opts.read_header_timeout);
+      head_deadline_set = true;
+    }
+    Result<std::size_t> n = x.read_more();
+    if (!n || *n == 0) return false;
+    if (at_rest) {
+      if (!x.e->transition_to_active()) return false;
+      x.started = net::Clock::now();
+    }
+  }
+}
+
+// Splits the target into path and query.
+void split_target(Exchange& x) {
+  std::string_view t = x.head->target;
+  x.path = t;
+  x.query = {};
+  if (x.head->target_form == TargetForm::kAbsolute) {
+    std::size_t scheme_end = t.find("://");
+    std::size_t slash = t.find_first_of("/?", scheme_end + 3);
+    t = slash == std::string_view::npos ? std::string_view("/") : t.substr(slash);
+    x.path = t;
+  }
+  if (x.head->target_form == TargetForm::kAuthority || x.head->target_form == TargetForm::kAsterisk)
+    return;
+  if (std::size_t q = t.find('?'); q != std::string_view::npos) {
+    x.path = t.substr(0, q);
+    x.query = t.substr(q + 1);
+  }
+  if (x.path.empty()) x.path = "/";
+}
+
+// An exception escaped the handler: 500 if nothing went out, else cut the
+// response short. The connection closes either way.
+void recover_from_panic(Exchange& x, std::string_view what) {
+  x.s->log(fmt::format("http: panic serving {} {} {}: {}", x.remote_addr(), x.head->method,
+                       x.head->target, what));
+  answer_panic(x);
+}
+
+}  // namespace
+
+void answer_panic(Exchange& x) {
+  x.close_after = true;
+  if (x.head_sent) {
+    x.aborted = true;
+    return;
+  }
+  // The handler's half-built fields go; the request's id (request_id()
+  // middleware) stays, so the client's 500 and the panic's log line match.
+  x.header.clear();
+  x.header.set("Content-Type", "text/plain; charset=utf-8");
+  x.header.set("X-Content-Type-Options", "nosniff");
+  if (!x.id.empty()) x.header.set("X-Request-Id", x.id);
+  x.declared_length.reset();
+  x.body_buf.clear();
+  x.body_buf_len = 0;
+  x.written = 0;
+  x.status = 500;
+  x.body_buf = "Internal Server Error\n";
+  x.body_buf_len = x.body_buf.size();
+  if (x.is_head_method) x.body_buf.clear();
+}
+
+namespace {
+
+void run_handler(Exchange& x) {
+  Request req = ExchangeAccess::make_request(&x);
+  ResponseWriter w = ExchangeAccess::make_writer(&x);
+  try {
+    x.s->handler(req, w);
+  } catch (const std::exception& e) {
+    recover_from_panic(x, e.what());
+  } catch (...) {
+    recover_from_panic(x, "unknown exception");
+  }
+  // The body failed (too large, malformed) and the handler said nothing:
+  // answer with the parser's status, as the server would have at the head.
+  if (x.status == 0 && x.body_error_status != 0) {
+    const int status = x.body_error_status;
+    http::error(w, fmt::format("{} {}", status, status_text(status)), status);
+  }
+}
+
+}  // namespace
+
+void serve_one(Exchange& x) {
+  x.head = &x.parser.head();
+  split_target(x);
+  x.is_head_method = x.head->method == "HEAD";
+  if (x.s->opts.write_timeout.count() > 0) x.set_write_deadline(x.s->opts.write_timeout);
+
+  const bool http10 = x.head->version_minor == 0;
+  if (x.head->expect == Expectation::kOther) {
+    // Go's sendExpectationFailed: 417 and close, body unread.
+    write_simple_response(x.out, 417, "417 Expectation Failed", true, x.s->opts.server_name,
+                          http10);
+    http_metrics().record(417, std::chrono::nanoseconds{0});
+    x.close_after = true;
+    return;
+  }
+  if (x.head->target_form == TargetForm::kAsterisk) {
+    // "OPTIONS *": Go's globalOptionsHandler, 200 with an empty body.
+    x.status = 200;
+    x.header.set("Content-Length", "0");
+    x.declared_length = 0;
+    finish_response(x);
+    http_metrics().record(200, std::chrono::nanoseconds{0});
+  } else {
+    HttpMetrics& m = http_metrics();
+    m.in_flight.fetch_add(1, std::memory_order_relaxed);
+    struct InFlight {  // also when finish_response throws (serve_conn's catch)
+      HttpMetrics& m;
+      ~InFlight() { m.in_flight.fetch_sub(1, std::memory_order_relaxed); }
+    } in_flight{m};
+    x.in_handler = true;
+    run_handler(x);
+    x.in_handler = false;
+    stop_background_read(x);
+    finish_response(x);
+  }
+  if (x.ctx_cancel_pending()) x.ctx_cancel();
+  if (!x.close_after && !drain_body(x)) x.close_after = true;
+}
+
+bool Exchange::ctx_cancel_pending() const {
+  return ctx.has_value();
+}
+
+void Exchange::reset_request() {
+  head = nullptr;
+  path = query = {};
+  is_head_method = false;
+  id.clear();
+  body_state = BodyState::kReading;
+  pending = {};
+  body_bytes = 0;
+  continue_sent = false;
+  body_error = {};
+  body_error_status = 0;
+  ctx.reset();
+  ctx_cancel = CancelFunc{};
+  header.clear();
+  status = 0;
+  head_sent = false;
+  framing = Framing::kUnset;
+  declared_length.reset();
+  body_buf.clear();
+  body_buf_len = 0;
+  written = 0;
+  close_after = false;
+  aborted = false;
+  write_error = {};
+}
+
+Result<void> Exchange::flush_out() {
+  if (out.empty()) return {};
+  if (conn == nullptr) {
+    recording->append(out);
+    out.clear();
+    return {};
+  }
+  auto n = conn->write(out);
+  out.clear();
+  if (!n) return n.error();
+  return {};
+}
+
+void Exchange::reserve_tail() {
+  GORO_CHECK(!bg.active, "http: rbuf moved while the background read owns it");
+  if (rpos == rend) {
+    rpos = rend = 0;
+  } else if (rpos > 0 && rbuf.size() - rend < kMinRead) {
+    std::memmove(rbuf.data(), rbuf.data() + rpos, rend - rpos);
+    rend -= rpos;
+    rpos = 0;
+  }
+  // Bodies stream through a larger buffer: fewer, bigger reads.
+  const std::size_t want = head != nullptr && rbuf.size() < kBodyReadBuffer ? kBodyReadBuffer : 0;
+  if (rbuf.size() - rend < kMinRead || rbuf.size() < want)
+    rbuf.resize(std::max({rbuf.size() * 2, rend + kMinRead, want}));
+}
+
+Result<std::size_t> Exchange::read_more() {
+  GORO_CHECK(!bg.active, "http: socket read while the background read owns it");
+  if (auto r = flush_out(); !r) return r.error();
+  reserve_tail();
+  if (conn == nullptr) {  // in-process: what was held back, then the end of the stream
+    const std::size_t n = std::min(held_back.size(), rbuf.size() - rend);
+    std::memcpy(rbuf.data() + rend, held_back.data(), n);
+    held_back.remove_prefix(n);
+    rend += n;
+    return n;
+  }
+  auto n = conn->read(std::span<char>(rbuf.data() + rend, rbuf.size() - rend));
+  if (n) rend += *n;
+  return n;
+}
+
+Result<std::size_t> Exchange::writev(std::span<const iovec> bufs) {
+  if (conn != nullptr) return conn->writev(bufs);
+  std::size_t n = 0;
+  for (const iovec& b : bufs) {
+    recording->append(static_cast<const char*>(b.iov_base), b.iov_len);
+    n += b.iov_len;
+  }
+  return n;
+}
+
+std::string Exchange::remote_addr() const {
+  // In-process: the documentation address Go's httptest.NewRequest uses.
+  return conn != nullptr ? conn->remote_addr().to_string() : std::string("192.0.2.1:1234");
+}
+
+namespace {
+
+// An exception escaped the server's own code for this connection (bad_alloc
+// while building a response head, say; the handler's own are caught in
+// run_handler). The connection is dropped without another byte, the request
+// (if any) gets its context cancelled, and the server goes on: one client's
+// request must not take the process down. Must not throw: it runs in a catch.
+void drop_after_exception(Exchange& x, std::string_view what) noexcept {
+  x.in_handler = false;
+  stop_background_read(x);  // before the Exchange and its rbuf go away
+  if (x.ctx_cancel_pending()) x.ctx_cancel();
+  x.out.clear();
+  x.aborted = true;
+  try {
+    x.s->log(fmt::format("http: dropping connection from {}: {}", x.remote_addr(), what));
+  } catch (...) {
+    // Out of memory for the log line too: the drop itself still happens.
+  }
+}
+
+}  // namespace
+
+void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) {
+  ServerState& s = *sp;
+  HttpMetrics& m = http_metrics();
+  m.connections_open.fetch_add(1, std::memory_order_relaxed);
+  {
+    Exchange x(&s, ep.get());
+    bool linger = false;
+    try {
+      x.rbuf.resize(kInitialReadBuffer);
+      for (;;) {
+        if (!read_head(x, linger)) break;
+        serve_one(x);
+        if (x.close_after) {
+          linger = x.body_state != BodyState::kDone || !x.unread().empty();
+          break;
+        }
+        x.reset_request();
+      }
+    } catch (const std::exception& e) {
+      drop_after_exception(x, e.what());
+    } catch (...) {
+      drop_after_exception(x, "unknown exception");
+    }
+    if (x.flush_out() && linger && !x.aborted) {
+      linger_close(ep->conn);
+    } else {
+      (void)ep->conn.close();
+    }
+  }
+  ep->state.store(ConnEntry::kClosed);
+  {
+    goro::detail::ThreadLockGuard lock(s.conns_mu);
+    s.conns.erase(ep->self);
+  }
+  m.connections_open.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void reject_conn(net::Conn conn) {
+  std::string out;
+  write_simple_response(out, 503, "503 Service Unavailable: too many connections", true, "");
+  if (conn.write(out)) linger_close(conn);
+}
+
+}  // namespace goro::http::detail

@@ -1,0 +1,185 @@
+// Exchange: one connection's state as the connection goroutine, the Request
+// and the ResponseWriter share it. Request and ResponseWriter are thin views
+// over it (public headers cannot name parser or router types); the
+// connection loop (conn.cpp) owns it and resets its per-request half between
+// requests, keeping every buffer's capacity (no allocation per request once a
+// connection is warm).
+//
+// # Buffers
+// rbuf holds bytes read from the socket; [rpos, rend) is unread. The parser's
+// head() owns copies of what it reports, so the buffer may be compacted at
+// any read except while `pending` (the current body chunk) views it; reads
+// happen only when `pending` is empty. `out` holds response bytes not yet
+// written: responses to pipelined requests accumulate there and go out in one
+// write, before the next blocking read (flush-before-read is the only rule
+// that keeps pipelining from deadlocking). While a background read runs
+// (background_read.hpp), rbuf's tail and the socket's read side are the
+// watcher's: nothing here reads the socket or moves rbuf/rend until it stops.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <sys/uio.h>
+
+#include "framework/http/parser/parser.hpp"
+#include "framework/http/router/route_table.hpp"
+#include "framework/http/server/background_read.hpp"
+#include "framework/http/server/server_state.hpp"
+#include "goro/http/header.hpp"
+#include "goro/http/request.hpp"
+#include "goro/http/response.hpp"
+
+namespace goro::fs {
+class File;
+}
+
+namespace goro::http::detail {
+
+// How the response body is delimited, chosen when the head is written.
+enum class Framing : std::uint8_t { kUnset, kNone, kLength, kChunked, kUntilClose };
+enum class BodyState : std::uint8_t { kReading, kDone, kError };
+
+// Go's maxPostHandlerReadBytes: an unread request body up to this size is
+// read and dropped after the handler so the connection can be reused.
+inline constexpr std::uint64_t kMaxPostHandlerDrain = 256 << 10;
+// Response bytes buffered before the framing is decided (Go: 2048 per
+// response plus a 4 KiB bufio; one 4 KiB decision point here).
+inline constexpr std::size_t kBufferBeforeChunking = 4096;
+// `out` is written once it holds this much even with more requests queued.
+inline constexpr std::size_t kOutFlushThreshold = 64 << 10;
+
+struct Exchange {
+  Exchange(ServerState* server, ConnEntry* entry)
+      : s(server), e(entry), conn(&entry->conn), parser(server->limits) {}
+  // In-process (goro/http/test.hpp): no connection; the request's bytes are
+  // put in rbuf up front (a read past them is the end of the stream) and
+  // every byte for the socket is appended to *recording.
+  Exchange(ServerState* server, std::string* recording)
+      : s(server), e(nullptr), conn(nullptr), recording(recording), parser(server->limits) {}
+
+  ServerState* s;
+  ConnEntry* e;     // null in-process
+  net::Conn* conn;  // null in-process: use the I/O helpers below, not conn
+  std::string* recording = nullptr;
+  // In-process only: bytes the client sends once the server reads for them
+  // (the body of an "Expect: 100-continue" request, as a real client waits
+  // for the invitation); read_more hands them over.
+  std::string_view held_back;
+  RequestParser parser;
+  // rbuf[rpos, rend) is unread. rbuf's storage, rend and the socket's read
+  // side belong to the connection goroutine except while bg.active, when
+  // rbuf[rend, size()) and the read side are the watcher's (it never touches
+  // rend: stop adds what it read).
+  std::vector<char> rbuf;
+  std::size_t rpos = 0;
+  std::size_t rend = 0;
+  std::string out;
+  MatchResult match;  // the router's, reused across requests
+  bool peer_eof = false;
+
+  std::string_view unread() const { return {rbuf.data() + rpos, rend - rpos}; }
+
+  // ---- request (valid from kHead until the next request) ----
+  const RequestHead* head = nullptr;
+  std::string_view path;
+  std::string_view query;
+  bool is_head_method = false;
+  std::string id;
+  std::chrono::steady_clock::time_point started;  // first byte of the head
+
+  // body
+  BodyState body_state = BodyState::kReading;
+  std::string_view pending;  // de-chunked body bytes not yet handed out
+  std::uint64_t body_bytes = 0;
+  bool continue_sent = false;
+  std::error_code body_error;
+  int body_error_status = 0;  // the parser's status when body_error came from it
+
+  // context: created by the first Request::context(); the background read
+  // cancels it when the client goes away while the handler runs.
+  std::optional<Context> ctx;
+  CancelFunc ctx_cancel;
+  bool in_handler = false;  // the handler (with its middleware) is running
+  BackgroundRead bg;
+
+  // ---- response ----
+  Header header;
+  int status = 0;
+  bool head_sent = false;
+  Framing framing = Framing::kUnset;
+  std::optional<std::uint64_t> declared_length;
+  std::string body_buf;          // bytes written before the head went out
+  std::size_t body_buf_len = 0;  // as body_buf.size(), but counted for HEAD too
+  std::size_t written = 0;       // body bytes the handler wrote
+  bool close_after = false;      // close the connection after this response
+  bool aborted = false;          // the handler threw after the head went out
+  std::error_code write_error;
+
+  void reset_request();
+  bool ctx_cancel_pending() const;
+
+  // I/O helpers (conn.cpp). Each works in-process too.
+  Result<void> flush_out();
+  // Writes bufs (after `out`, which the caller put first when it has bytes).
+  Result<std::size_t> writev(std::span<const iovec> bufs);
+  void set_read_deadline(net::Clock::time_point t) {
+    if (conn) (void)conn->set_read_deadline(t);
+  }
+  void set_read_deadline(std::chrono::nanoseconds from_now) {
+    if (conn) (void)conn->set_read_deadline(from_now);
+  }
+  void set_write_deadline(std::chrono::nanoseconds from_now) {
+    if (conn) (void)conn->set_write_deadline(from_now);
+  }
+  std::string remote_addr() const;
+  // Reads more bytes into rbuf (flushing `out` first). 0: end of stream.
+  // Never while bg.active.
+  Result<std::size_t> read_more();
+  // Makes at least kMinRead bytes free after rend (compacting or growing
+  // rbuf): only when no view into rbuf[rpos, rend) is live and !bg.active.
+  void reserve_tail();
+};
+
+// Access for the framework's files to the public classes' private parts.
+struct ExchangeAccess {
+  static Request make_request(Exchange* x) { return Request(x); }
+  static ResponseWriter make_writer(Exchange* x) { return ResponseWriter(x); }
+  static Exchange* of(Request& r) { return r.x_; }
+  static Exchange* of(ResponseWriter& w) { return w.x_; }
+};
+
+// conn.cpp: serves the request whose head the parser just reported: the
+// handler, the response, the body's drain (close_after says what is next).
+void serve_one(Exchange& x);
+// conn.cpp: answers the parser's error (status, Connection: close).
+void answer_parse_error(Exchange& x);
+// conn.cpp: an exception escaped the handler: 500 if nothing went out, else
+// cut the response short; the connection closes either way.
+void answer_panic(Exchange& x);
+// response.cpp
+void finish_response(Exchange& x);
+void write_simple_response(std::string& out, int status, std::string_view body, bool close,
+                           std::string_view server_name, bool http10 = false);
+// response.cpp: writes the response head (status and a declared
+// Content-Length set by the caller), then `length` bytes of `file` from
+// `offset` straight from the page cache with sendfile(2); HEAD sends the head
+// only. A failed send closes the connection after the handler.
+Result<void> send_file_body(Exchange& x, fs::File& file, std::uint64_t offset,
+                            std::uint64_t length);
+// body.cpp: read and drop what the handler left of the body; false if the
+// connection cannot be reused.
+bool drain_body(Exchange& x);
+// body.cpp: true if the request body is over, advancing the parser to the
+// message end when the request has no body (no I/O either way).
+bool body_finished_without_io(Exchange& x);
+// date_cache.cpp: the Date header value, formatted at most once a second per thread.
+std::string_view cached_http_date(char (&buf)[29]);
+
+}  // namespace goro::http::detail

@@ -1,0 +1,335 @@
+// ResponseWriter: Go's response rules on top of the connection's `out`
+// buffer.
+//
+// # Framing decision
+// Body bytes a handler writes wait in body_buf until the head goes out. The
+// head goes out (commit_head) at the first of: the handler returns (framing:
+// Content-Length of what was buffered), body_buf passes
+// kBufferBeforeChunking or the handler flushes (chunked on HTTP/1.1, until
+// close on HTTP/1.0), unless the handler declared a Content-Length, which is
+// then used as is and enforced. Statuses that carry no body (1xx, 204, 304)
+// get neither header and drop writes.
+//
+// # Keep-alive decision (also at commit_head)
+// The connection is reused only if the request allows it (parser: HTTP/1.1
+// without "Connection: close", HTTP/1.0 with "keep-alive"), the handler did
+// not set "Connection: close", the server is not shutting down, the body
+// framing lets the client find the end of this response, and what is left of
+// the request body can be skipped (Go: at most 256 KiB, and never a body the
+// client is still waiting to be invited to send by "100 Continue").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "framework/http/parser/header_list.hpp"
+#include "framework/http/parser/status_text.hpp"
+#include "framework/http/server/chunked_encoder.hpp"
+#include "framework/http/server/content_type.hpp"
+#include "framework/http/server/exchange.hpp"
+#include "goro/fs.hpp"
+#include "goro/http/response.hpp"
+
+namespace goro::http {
+
+namespace {
+
+using detail::Exchange;
+using detail::Framing;
+
+bool body_allowed(int status) {
+  return !(status < 200 || status == 204 || status == 304);
+}
+
+void append_status_line(std::string& out, bool http10, int status) {
+  out.append(http10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  fmt::format_to(std::back_inserter(out), "{} ", status);
+  out.append(detail::status_text(status));
+  out.append("\r\n");
+}
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+  out.append(name);
+  out.append(": ");
+  out.append(value);
+  out.append("\r\n");
+}
+
+// Can the rest of the request body be skipped after the response?
+bool body_is_skippable(const Exchange& x) {
+  if (x.body_state == detail::BodyState::kDone) return true;
+  if (x.body_state == detail::BodyState::kError) return false;
+  if (x.head->should_send_continue() && !x.continue_sent) return false;
+  if (x.head->framing == detail::BodyFraming::kContentLength) {
+    const std::uint64_t consumed = x.body_bytes - x.pending.size();
+    return x.head->content_length - std::min(consumed, x.head->content_length) <=
+           detail::kMaxPostHandlerDrain;
+  }
+  return true;  // chunked: try to drain, close if it runs long
+}
+
+void commit_head(Exchange& x, bool finishing) {
+  if (x.status == 0) x.status = 200;
+  Header& h = x.header;
+  const bool http10 = x.head->version_minor == 0;
+  if (h.has("Connection") && detail::list_has_token(h.get("Connection"), "close")) {
+    x.close_after = true;
+  }
+  h.del("Connection");
+  h.del("Transfer-Encoding");  // framing is the server's business
+
+  if (!body_allowed(x.status)) {
+    x.framing = Framing::kNone;
+    h.del("Content-Length");
+  } else if (x.declared_length) {
+    x.framing = Framing::kLength;
+  } else if (finishing) {
+    x.framing = Framing::kLength;
+    // HEAD with nothing written: the handler said nothing about the size.
+    if (!(x.is_head_method && x.body_buf_len == 0)) {
+      h.set("Content-Length", fmt::format("{}", x.body_buf_len));
+    }
+  } else if (!http10) {
+    x.framing = Framing::kChunked;
+  } else {
+    x.framing = Framing::kUntilClose;
+    x.close_after = true;
+  }
+
+  if (!x.head->keep_alive || x.s->shutting_down.load() || !body_is_skippable(x))
+    x.close_after = true;
+
+  std::string& out = x.out;
+  append_status_line(out, http10, x.status);
+  char date_buf[29];
+  if (!h.has("Date")) append_field(out, "Date", detail::cached_http_date(date_buf));
+  if (!x.s->opts.server_name.empty() && !h.has("Server"))
+    append_field(out, "Server", x.s->opts.server_name);
+  if (body_allowed(x.status) && !h.has("Content-Type") && x.body_buf_len > 0 && !x.is_head_method)
+    append_field(out, "Content-Type", detail::sniff_content_type(x.body_buf));
+  for (const Header::Field& f : h)
+    append_field(out, f.name, f.value);
+  if (x.framing == Framing::kChunked) append_field(out, "Transfer-Encoding", "chunked");
+  if (x.close_after) {
+    append_field(out, "Connection", "close");
+  } else if (http10) {
+    append_field(out, "Connection", "keep-alive");
+  }
+  out.append("\r\n");
+  x.head_sent = true;
+}
+
+// Appends body bytes after the head, framed.
+Result<void> emit_body(Exchange& x, std::string_view data) {
+  if (data.empty() || x.is_head_method || x.framing == Framing::kNone) return {};
+  if (x.framing == Framing::kChunked) {
+    if (data.size() >= detail::kOutFlushThreshold) {
+      // Large chunk: gather [pending out, size line, data, CRLF] in one writev
+      // instead of copying the data into `out`.
+      detail::ChunkSizeLine line = detail::chunk_size_line(data.size());
+      iovec iov[4] = {{x.out.data(), x.out.size()},
+                      {const_cast<char*>(line.bytes.data()), line.size},
+                      {const_cast<char*>(data.data()), data.size()},
+                      {const_cast<char*>(detail::kChunkEnd.data()), detail::kChunkEnd.size()}};
+      auto n = x.writev(iov);
+      x.out.clear();
+      if (!n) return n.error();
+      return {};
+    }
+    detail::append_chunk(x.out, data);
+  } else if (data.size() >= detail::kOutFlushThreshold) {
+    iovec iov[2] = {{x.out.data(), x.out.size()}, {const_cast<char*>(data.data()), data.size()}};
+    auto n = x.writev(iov);
+    x.out.clear();
+    if (!n) return n.error();
+    return {};
+  } else {
+    x.out.append(data);
+  }
+  if (x.out.size() >= detail::kOutFlushThreshold) return x.flush_out();
+  return {};
+}
+
+}  // namespace
+
+Header& ResponseWriter::header() {
+  return x_->header;
+}
+
+void ResponseWriter::write_header(int status) {
+  Exchange& x = *x_;
+  if (status < 100 || status > 999)
+    throw std::invalid_argument(fmt::format("goro/http: invalid write_header code {}", status));
+  if (x.status != 0) {
+    x.s->log(fmt::format("http: superfluous write_header call ({} after {}) for {} {}", status,
+                         x.status, x.head->method, x.head->target));
+    return;
+  }
+  if (status < 200) {
+    x.s->log(fmt::format("http: informational status {} is not supported; ignored", status));
+    return;
+  }
+  x.status = status;
+  // Go reads a handler-declared Content-Length at this point.
+  std::string_view cl = x.header.get("Content-Length");
+  if (!cl.empty()) {
+    std::uint64_t v = 0;
+    bool ok = true;
+    for (char c : cl) {
+      if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) {
+        ok = false;
+        break;
+      }
+      v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (ok) {
+      x.declared_length = v;
+    } else {
+      x.header.del("Content-Length");
+    }
+  }
+}
+
+WriteResult ResponseWriter::write(std::string_view data) {
+  Exchange& x = *x_;
+  if (x.write_error) return x.write_error;
+  if (x.status == 0) write_header(200);
+  if (!body_allowed(x.status)) return data.size();  // Go: ErrBodyNotAllowed; dropped here
+  if (x.declared_length && x.written + data.size() > *x.declared_length)
+    return make_error_code(errc::content_length);
+  x.written += data.size();
+  if (!x.head_sent) {
+    x.body_buf_len += data.size();
+    if (!x.is_head_method) x.body_buf.append(data);
+    if (x.body_buf_len <= detail::kBufferBeforeChunking) return data.size();
+    commit_head(x, false);
+    std::string buffered = std::move(x.body_buf);
+    x.body_buf.clear();
+    if (auto r = emit_body(x, buffered); !r) {
+      x.write_error = r.error();
+      x.close_after = true;
+      return r.error();
+    }
+    return data.size();
+  }
+  if (auto r = emit_body(x, data); !r) {
+    x.write_error = r.error();
+    x.close_after = true;
+    return r.error();
+  }
+  return data.size();
+}
+
+WriteResult ResponseWriter::write(std::span<const std::byte> data) {
+  return write(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
+}
+
+Result<void> ResponseWriter::flush() {
+  Exchange& x = *x_;
+  if (x.write_error) return x.write_error;
+  if (x.status == 0) write_header(200);
+  if (!x.head_sent) {
+    commit_head(x, false);
+    std::string buffered = std::move(x.body_buf);
+    x.body_buf.clear();
+    if (auto r = emit_body(x, buffered); !r) {
+      x.write_error = r.error();
+      x.close_after = true;
+      return r;
+    }
+  }
+  auto r = x.flush_out();
+  if (!r) {
+    x.write_error = r.error();
+    x.close_after = true;
+  }
+  return r;
+}
+
+int ResponseWriter::status() const {
+  return x_->status;
+}
+bool ResponseWriter::header_written() const {
+  return x_->head_sent;
+}
+std::size_t ResponseWriter::bytes_written() const {
+  return x_->written;
+}
+
+void ResponseWriter::close_connection() {
+  x_->close_after = true;
+}
+
+namespace detail {
+
+void finish_response(Exchange& x) {
+  if (x.aborted) {
+    x.close_after = true;
+    return;
+  }
+  if (!x.head_sent) {
+    commit_head(x, true);
+    std::string buffered = std::move(x.body_buf);
+    x.body_buf.clear();
+    if (auto r = emit_body(x, buffered); !r) x.close_after = true;
+    x.body_buf = std::move(buffered);  // keep the capacity for the next request
+    x.body_buf.clear();
+  } else if (x.framing == Framing::kChunked && !x.is_head_method) {
+    x.out.append(kLastChunk);
+  }
+  if (x.declared_length && x.written < *x.declared_length && !x.is_head_method &&
+      x.framing == Framing::kLength) {
+    x.close_after = true;  // the client would wait for bytes that never come
+  }
+}
+
+namespace {
+
+// In-process: the file's bytes are read and recorded as sendfile would send them.
+Result<std::size_t> read_into_recording(Exchange& x, fs::File& file, std::uint64_t offset,
+                                        std::uint64_t length) {
+  std::string bytes(static_cast<std::size_t>(length), '\0');
+  if (auto r = file.pread_full(std::as_writable_bytes(std::span<char>(bytes)), offset); !r)
+    return r.error();
+  x.recording->append(bytes);
+  return bytes.size();
+}
+
+}  // namespace
+
+Result<void> send_file_body(Exchange& x, fs::File& file, std::uint64_t offset,
+                            std::uint64_t length) {
+  // No body to send: the head goes out with the handler's end, batched with
+  // other pipelined responses.
+  if (x.is_head_method || length == 0 || !body_allowed(x.status)) return {};
+  ResponseWriter w = ExchangeAccess::make_writer(&x);
+  if (auto r = w.flush(); !r) return r;  // the head, after any pipelined responses before it
+  if (x.declared_length && x.written + length > *x.declared_length)
+    return make_error_code(errc::content_length);
+  Result<std::size_t> n =
+      x.conn != nullptr ? fs::sendfile(*x.conn, file, offset, static_cast<std::size_t>(length))
+                        : read_into_recording(x, file, offset, length);
+  if (!n) {
+    x.write_error = n.error();
+    x.close_after = true;
+    return n.error();
+  }
+  x.written += static_cast<std::size_t>(length);
+  return {};
+}
+
+void write_simple_response(std::string& out, int status, std::string_view body, bool close,
+                           std::string_view server_name, bool http10) {
+  append_status_line(out, http10, status);
+  char date_buf[29];
+  append_field(out, "Date", cached_http_date(date_buf));
+  if (!server_name.empty()) append_field(out, "Server", server_name);
+  if (!body.empty()) append_field(out, "Content-Type", "text/plain; charset=utf-8");
+  fmt::format_to(std::back_inserter(out), "Content-Length: {}\r\n", body.size());
+  if (close) append_field(out, "Connection", "close");
+  out.append("\r\n");
+  out.append(body);
+}
+
+}  // namespace detail
+}  // namespace goro::http

@@ -1,0 +1,71 @@
+// goro::http::Router: RouteTable (framework/http/router/route_table.hpp) plus a handler per route
+// id, and the replies Go's ServeMux gives when no route takes the request.
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "framework/http/router/route_table.hpp"
+#include "framework/http/server/exchange.hpp"
+#include "goro/http/router.hpp"
+
+namespace goro::http {
+
+struct Router::Impl {
+  RouteTable table;
+  std::vector<Handler> handlers;  // by route id
+  Handler not_found;
+};
+
+Router::Router() : impl_(std::make_shared<Impl>()) {}
+
+void Router::handle(std::string_view pattern, Handler h) {
+  if (!h) throw PatternError(fmt::format("goro/http: nil handler for pattern \"{}\"", pattern));
+  const int id = impl_->table.add(pattern);
+  if (static_cast<std::size_t>(id) >= impl_->handlers.size()) impl_->handlers.resize(id + 1);
+  impl_->handlers[id] = std::move(h);
+}
+
+void Router::not_found(Handler h) {
+  impl_->not_found = std::move(h);
+}
+
+void Router::operator()(Request& req, ResponseWriter& w) const {
+  detail::Exchange& x = *detail::ExchangeAccess::of(req);
+  MatchResult& m = x.match;
+  impl_->table.match(req.method(), req.host(), req.path(), m);
+  switch (m.kind) {
+    case MatchResult::Kind::kFound:
+      impl_->handlers[m.id](req, w);
+      return;
+    case MatchResult::Kind::kNotFound:
+      if (impl_->not_found) {
+        impl_->not_found(req, w);
+      } else {
+        error(w, "404 page not found", 404);
+      }
+      return;
+    case MatchResult::Kind::kMethodNotAllowed:
+      w.header().set("Allow", m.allow);
+      error(w, "Method Not Allowed", 405);
+      return;
+    case MatchResult::Kind::kRedirect: {
+      std::string location = m.redirect_to;
+      if (!req.raw_query().empty()) {
+        location.push_back('?');
+        location.append(req.raw_query());
+      }
+      w.header().set("Location", location);
+      // Go's Redirect: a short HTML body for GET and HEAD only.
+      if (req.method() == "GET" || req.method() == "HEAD") {
+        w.header().set("Content-Type", "text/html; charset=utf-8");
+        w.write_header(301);
+        (void)w.write(fmt::format("<a href=\"{}\">Moved Permanently</a>.\n\n", location));
+      } else {
+        w.write_header(301);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace goro::http

@@ -1,0 +1,284 @@
+// Server: the accept loop, the connection registry and graceful shutdown.
+//
+// # Shutdown protocol (Go's Server.Shutdown)
+// 1. begin_shutdown (any thread): set shutting_down, record the deadline,
+//    close the listener. The accept loop's accept() returns errc::closed.
+// 2. serve() then sweeps: every connection found kIdle is CASed to kClosed
+//    and closed (its goroutine wakes from its read with errc::closed and
+//    ends). Active connections finish their request; commit_head sees
+//    shutting_down and answers with Connection: close, and the goroutine
+//    ends after the response. The sweep repeats with a growing pause (1 ms
+//    doubling to 50 ms: quick for an idle server, cheap for a busy one).
+// 3. When the registry is empty, or the deadline passes (then every
+//    remaining connection is closed and every request context cancelled),
+//    serve() returns.
+// Connection goroutines keep the ServerState alive (shared_ptr), so one still
+// in a handler past the deadline is harmless: its writes fail, it ends.
+#include "goro/http/server.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "framework/http/server/exchange.hpp"
+#include "framework/http/server/http_metrics.hpp"
+#include "framework/http/server/server_state.hpp"
+#include "framework/http/server/signals.hpp"
+#include "goro/detail/thread_lock.hpp"
+#include "goro/goro.hpp"
+
+namespace goro::http {
+
+namespace detail {
+
+void ServerState::log(std::string_view line) const {
+  if (opts.error_log) {
+    opts.error_log(line);
+  } else {
+    // One fprintf per line: stdio locks the stream, lines do not interleave.
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  }
+}
+
+void ServerState::begin_shutdown(std::chrono::nanoseconds timeout) {
+  const std::int64_t deadline =
+      (std::chrono::steady_clock::now() + timeout).time_since_epoch().count();
+  std::int64_t cur = shutdown_deadline.load();
+  while ((cur == 0 || deadline < cur) && !shutdown_deadline.compare_exchange_weak(cur, deadline)) {
+  }
+  shutting_down.store(true);
+  goro::detail::ThreadLockGuard lock(listener_mu);
+  if (listener) (void)listener->close();
+}
+
+std::size_t ServerState::close_idle() {
+  goro::detail::ThreadLockGuard lock(conns_mu);
+  for (const auto& e : conns) {
+    int expected = ConnEntry::kIdle;
+    if (e->state.compare_exchange_strong(expected, ConnEntry::kClosed)) (void)e->conn.close();
+  }
+  return conns.size();
+}
+
+void ServerState::close_all() {
+  goro::detail::ThreadLockGuard lock(conns_mu);
+  for (const auto& e : conns) {
+    e->state.store(ConnEntry::kClosed);
+    (void)e->conn.close();
+  }
+}
+
+}  // namespace detail
+
+struct Server::Impl : detail::ServerState {};
+
+Server::Server(ServerOptions opts, Handler handler) : impl_(std::make_shared<Impl>()) {
+  impl_->opts = std::move(opts);
+  impl_->handler = std::move(handler);
+  impl_->limits.max_header_bytes = impl_->opts.max_header_bytes;
+  impl_->limits.max_request_line = impl_->opts.max_request_line;
+  impl_->limits.max_body_bytes = impl_->opts.max_body_bytes;
+}
+
+Server::~Server() = default;
+
+const ServerOptions& Server::options() const {
+  return impl_->opts;
+}
+
+Result<void> Server::listen() {
+  auto ln = net::listen("tcp", impl_->opts.addr);
+  if (!ln) return ln.error();
+  goro::detail::ThreadLockGuard lock(impl_->listener_mu);
+  impl_->bound_addr = ln->addr().to_string();
+  impl_->listener.emplace(std::move(*ln));
+  if (impl_->shutting_down.load()) (void)impl_->listener->close();
+  if (impl_->opts.handle_signals && !impl_->signals) {
+    std::weak_ptr<detail::ServerState> weak = impl_;
+    impl_->signals = std::make_unique<detail::SignalWatch>([weak](int) {
+      std::shared_ptr<detail::ServerState> s = weak.lock();
+      if (!s) return;
+      // First signal: graceful; a second one: now.
+      if (s->shutting_down.load()) {
+        s->begin_shutdown(std::chrono::nanoseconds{0});
+      } else {
+        s->begin_shutdown(s->opts.shutdown_timeout);
+      }
+    });
+  }
+  return {};
+}
+
+std::string Server::addr() const {
+  goro::detail::ThreadLockGuard lock(impl_->listener_mu);
+  return impl_->bound_addr;
+}
+
+Result<void> Server::listen_and_serve() {
+  if (auto r = listen(); !r) return r;
+  return serve();
+}
+
+namespace {
+
+// After the forced close, how long serve() waits for handlers to notice their
+// cancelled contexts before it returns without them.
+constexpr auto kForcedGrace = std::chrono::seconds(1);
+
+// Accept errors (EMFILE, ENFILE, ENOBUFS...) and connections that could not
+// be started back off as Go's Serve does: 5 ms, doubling to 1 s, back to
+// nothing after a connection starts.
+constexpr auto kMinBackoff = std::chrono::milliseconds(5);
+constexpr auto kMaxBackoff = std::chrono::seconds(1);
+
+std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) {
+  return b.count() == 0 ? kMinBackoff : std::min<std::chrono::milliseconds>(b * 2, kMaxBackoff);
+}
+
+// Registers `conn` and spawns its goroutine (or, over max_connections, a 503
+// goroutine). The spawn happens outside conns_mu: goro::go may switch, and a
+// goroutine must never switch holding a thread mutex (thread_lock.hpp).
+// Throws (bad_alloc, or system_error when no goroutine stack can be mapped)
+// with `conn` closed and the registry as it was.
+void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) {
+  detail::HttpMetrics& m = detail::http_metrics();
+  auto entry = std::make_shared<detail::ConnEntry>();
+  entry->conn = std::move(conn);  // before it is registered: the sweep may close it
+  bool over = false;
+  {
+    goro::detail::ThreadLockGuard lock(s->conns_mu);
+    over = s->opts.max_connections != 0 && s->conns.size() >= s->opts.max_connections;
+    if (!over) {
+      s->conns.push_front(entry);
+      entry->self = s->conns.begin();
+    }
+  }
+  if (over) conn = std::move(entry->conn);  // never registered: ours alone
+  s->conns_wg.add(1);
+  try {
+    if (over) {
+      m.connections_rejected.fetch_add(1, std::memory_order_relaxed);
+      goro::go([s, c = std::move(conn)]() mutable {
+        detail::reject_conn(std::move(c));
+        s->conns_wg.done();
+      });
+    } else {
+      goro::go(goro::SpawnOptions{.stack_size = s->opts.stack_size}, [s, entry]() mutable {
+        detail::serve_conn(s, std::move(entry));
+        s->conns_wg.done();  // `s` (captured) keeps the WaitGroup alive
+      });
+    }
+  } catch (...) {
+    // goro::go did not take the callable: `conn` (or entry->conn) is still
+    // ours. Nobody waits on the registry entry but the shutdown sweep.
+    s->conns_wg.done();
+    if (!over) {
+      goro::detail::ThreadLockGuard lock(s->conns_mu);  // the sweep reads entry->conn under it
+      entry->state.store(detail::ConnEntry::kClosed);
+      s->conns.erase(entry->self);
+      conn = std::move(entry->conn);
+    }
+    (void)conn.close();
+    throw;
+  }
+}
+
+void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& ln) {
+  detail::HttpMetrics& m = detail::http_metrics();
+  std::chrono::milliseconds backoff{0};
+  for (;;) {
+    Result<net::Conn> c = ln.accept();
+    if (!c) {
+      if (c.error() == goro::errc::closed || s->shutting_down.load()) return;
+      backoff = next_backoff(backoff);
+      s->log(fmt::format("http: accept error: {}; retrying in {}ms", c.error().message(),
+                         backoff.count()));
+      goro::sleep_for(backoff);
+      continue;
+    }
+    m.connections_total.fetch_add(1, std::memory_order_relaxed);
+    std::string remote;
+    try {
+      remote = c->remote_addr().to_string();
+      start_conn(s, *c);
+      backoff = std::chrono::milliseconds{0};
+    } catch (const std::exception& e) {
+      (void)c->close();
+      backoff = next_backoff(backoff);
+      try {
+        s->log(fmt::format("http: dropping connection from {}: {}; accepting again in {}ms", remote,
+                           e.what(), backoff.count()));
+      } catch (...) {
+        // Out of memory for the log line too: drop it, keep serving.
+      }
+      goro::sleep_for(backoff);
+    }
+  }
+}
+
+}  // namespace
+
+Result<void> Server::serve() {
+  std::shared_ptr<detail::ServerState> s = impl_;
+  net::Listener* ln = nullptr;
+  {
+    goro::detail::ThreadLockGuard lock(s->listener_mu);
+    if (!s->listener) return std::make_error_code(std::errc::not_connected);
+    ln = &*s->listener;
+  }
+  auto [base, cancel] = with_cancel(Context::background());
+  s->base_ctx = base;
+  s->cancel_base = cancel;
+
+  accept_loop(s, *ln);
+
+  // Graceful drain (see the protocol above).
+  auto pause = std::chrono::milliseconds(1);
+  bool forced = false;
+  for (;;) {
+    if (s->close_idle() == 0) break;
+    const auto deadline = std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(s->shutdown_deadline.load()));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      s->log("http: shutdown deadline passed; closing the remaining connections");
+      s->cancel_base();
+      s->close_all();
+      forced = true;
+      break;
+    }
+    goro::sleep_for(
+        std::min<std::chrono::nanoseconds>(pause, deadline - std::chrono::steady_clock::now()));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  s->cancel_base();
+  // After a clean drain every connection goroutine is on its way out: wait for
+  // its last instructions. After a forced close, handlers may still run for
+  // as long as they like; those goroutines are abandoned (they hold `s`).
+  if (forced) {
+    // Handlers that watch their context end promptly: give them a moment.
+    const auto grace_end = std::chrono::steady_clock::now() + kForcedGrace;
+    while (s->close_idle() != 0 && std::chrono::steady_clock::now() < grace_end)
+      goro::sleep_for(std::chrono::milliseconds(5));
+    forced = s->close_idle() != 0;
+  }
+  if (!forced) s->conns_wg.wait();
+  {
+    goro::detail::ThreadLockGuard lock(s->listener_mu);
+    s->listener.reset();
+  }
+  s->signals.reset();  // outside listener_mu: its destructor joins the watch thread
+  return {};
+}
+
+void Server::shutdown() {
+  impl_->begin_shutdown(impl_->opts.shutdown_timeout);
+}
+void Server::shutdown(std::chrono::nanoseconds timeout) {
+  impl_->begin_shutdown(timeout);
+}
+bool Server::is_shutting_down() const {
+  return impl_->shutting_down.load();
+}
+
+}  // namespace goro::http
