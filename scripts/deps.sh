@@ -6,6 +6,7 @@ set -euo pipefail
 GORO_PACKAGES=(
   g++ clang cmake ninja-build pkg-config          # toolchain (clang: libFuzzer targets)
   clang-format git                                # scripts/lint.sh: the format check
+  clang-tidy-16                                   # scripts/tidy.sh (14 cannot read <source_location>)
   libclang-rt-14-dev                              # clang's sanitizer and fuzzer runtimes
   node-llhttp                                     # HTTP/1.1 parser sources, built by our CMake
   libssl-dev                                      # TLS (OpenSSL 3)

@@ -45,7 +45,7 @@ struct ExchangeAccess;
 class WriteResult : public Result<std::size_t> {
  public:
   using Result<std::size_t>::Result;
-  WriteResult(Result<std::size_t> r) : Result<std::size_t>(std::move(r)) {}
+  WriteResult(Result<std::size_t> r) : Result<std::size_t>(r) {}
 };
 
 class ResponseWriter {
