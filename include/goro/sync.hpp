@@ -147,8 +147,8 @@ class RWMutex {
 // return addresses that the spawn loop writes all the time, while every
 // finished goroutine does done() on it from another core: sharing the line
 // made each done() and each spawn wait for the other (Go's escapes to the
-// heap, so it never does). Measured: spawn + complete on 2 Ps, 71.6 -> 53.9
-// ns/op, Go 147.7 (loadtest/micro `spawn`, docs/benchmarks.md).
+// heap, so it never does). The measurement is in docs/benchmarks.md, "Spawn
+// on 2 Ps: the WaitGroup's cache line".
 class alignas(64) WaitGroup {
  public:
   WaitGroup() = default;
