@@ -20,8 +20,9 @@ TEST(HttpSlowloris, DribblingConnectionsAreClosedWhileOthersAreServed) {
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);
   const int kSlow = rl.rlim_max >= 4096 ? 1000 : static_cast<int>(rl.rlim_max / 4);
-  if (rl.rlim_cur < static_cast<rlim_t>(kSlow * 2 + 200)) {
-    rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, kSlow * 2 + 200);
+  const rlim_t want = static_cast<rlim_t>(kSlow) * 2 + 200;
+  if (rl.rlim_cur < want) {
+    rl.rlim_cur = std::min(rl.rlim_max, want);
     setrlimit(RLIMIT_NOFILE, &rl);
   }
   http::Router r;
