@@ -1,4 +1,4 @@
-// read_file (with a size limit) and write_file (atomic replace); see fs.hpp.
+// read_file and read_file_beneath (with a size limit) and write_file (atomic replace); see fs.hpp.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,8 +24,10 @@ std::error_code too_large() {
 
 }  // namespace
 
-Result<std::string> read_file(const Path& path, std::size_t max_size) {
-  auto f = File::open(path);
+namespace {
+
+// Reads the rest of `f` and closes it (read_file, read_file_beneath).
+Result<std::string> read_whole(Result<File> f, std::size_t max_size) {
   if (!f) return f.error();
   // The size is a hint only: the file may grow or shrink while we read, and
   // /proc files and pipes report 0. So read until end of file, and never
@@ -55,6 +57,16 @@ Result<std::string> read_file(const Path& path, std::size_t max_size) {
   data.resize(len);
   if (auto c = f->close(); !c) return c.error();
   return data;
+}
+
+}  // namespace
+
+Result<std::string> read_file(const Path& path, std::size_t max_size) {
+  return read_whole(File::open(path), max_size);
+}
+
+Result<std::string> read_file_beneath(const File& dir, const Path& path, std::size_t max_size) {
+  return read_whole(File::open_beneath(dir, path), max_size);
 }
 
 namespace {

@@ -197,6 +197,15 @@ class File {
 // most that). Works for files whose size stat does not know (/proc, pipes).
 inline constexpr std::size_t kDefaultMaxReadSize = std::size_t{64} << 20;  // 64 MiB
 Result<std::string> read_file(const Path& path, std::size_t max_size = kDefaultMaxReadSize);
+// read_file of `path` resolved beneath the directory `dir` with the rules of
+// File::open_beneath: an absolute path, a ".." above `dir` or a symlink that
+// leaves it fails with std::errc::cross_device_link. For serving or loading
+// files named by a request:
+//   auto root = goro::fs::File::open("/srv/templates", O_RDONLY | O_DIRECTORY);
+//   if (!root) return;
+//   auto page = goro::fs::read_file_beneath(*root, "pages/index.html", 1 << 20);
+Result<std::string> read_file_beneath(const File& dir, const Path& path,
+                                      std::size_t max_size = kDefaultMaxReadSize);
 
 // Replaces `path` atomically with `data`: a reader opening `path` sees either
 // the old content or all of the new, never a mix or a prefix, and after a

@@ -114,6 +114,29 @@ TEST_P(OpenBeneath, CreateInsideOnly) {
   });
 }
 
+TEST_P(OpenBeneath, ReadFileBeneath) {
+  make_tree();
+  run_goro([&] {
+    auto dir = fs::File::open(root_, O_PATH | O_DIRECTORY);
+    ASSERT_TRUE(dir);
+    auto inside = fs::read_file_beneath(*dir, "sub/up");
+    ASSERT_TRUE(inside) << inside.error().message();
+    EXPECT_EQ(*inside, "inside");
+    for (const char* path : {"../outside.txt", "out", "outdir/outside.txt", "/etc/hostname"}) {
+      SCOPED_TRACE(path);
+      auto escaped = fs::read_file_beneath(*dir, path);
+      ASSERT_FALSE(escaped);
+      EXPECT_EQ(escaped.error(), std::errc::cross_device_link);
+    }
+    auto too_big = fs::read_file_beneath(*dir, "a.txt", 3);  // "inside" is 6 bytes
+    ASSERT_FALSE(too_big);
+    EXPECT_EQ(too_big.error(), std::errc::file_too_large);
+    auto missing = fs::read_file_beneath(*dir, "sub/none.txt");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error(), std::errc::no_such_file_or_directory);
+  });
+}
+
 TEST_P(OpenBeneath, ClosedDirectory) {
   run_goro([&] {
     fs::File none;
