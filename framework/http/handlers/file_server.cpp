@@ -26,6 +26,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 #include <optional>
@@ -102,6 +103,23 @@ int open_error_status(std::error_code ec) {
 
 void answer_status(ResponseWriter& w, int status) {
   error(w, fmt::format("{} {}", status, status_text(status)), status);
+}
+
+// The body through a writer that wraps the server's (a middleware's, which
+// may transform it): read and written in pieces instead of sendfile(2).
+void copy_file_body(ResponseWriter& w, fs::File& file, std::uint64_t offset, std::uint64_t length) {
+  std::string buf(static_cast<std::size_t>(std::min<std::uint64_t>(length, 64 << 10)), '\0');
+  while (length > 0) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length, buf.size()));
+    auto n = file.pread(std::span<char>(buf.data(), want), offset);
+    if (!n || *n == 0) {
+      w.close_connection();  // the file shrank or failed: the length cannot be kept
+      return;
+    }
+    if (!w.write(std::string_view(buf.data(), *n))) return;
+    offset += *n;
+    length -= *n;
+  }
 }
 
 std::chrono::sys_seconds to_seconds(Clock::time_point t) {
@@ -225,7 +243,11 @@ void FileServer::serve_file(Request& req, ResponseWriter& w, fs::File& file,
   }
   w.header().set("Content-Length", fmt::format("{}", length));
   w.write_header(status);
-  (void)detail::send_file_body(*detail::ExchangeAccess::of(w), file, offset, length);
+  if (detail::Exchange* x = detail::ExchangeAccess::direct(w)) {
+    (void)detail::send_file_body(*x, file, offset, length);
+  } else if (req.method() != "HEAD") {
+    copy_file_body(w, file, offset, length);
+  }
 }
 
 }  // namespace

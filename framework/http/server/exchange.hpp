@@ -152,7 +152,20 @@ struct ExchangeAccess {
   static Request make_request(Exchange* x) { return Request(x); }
   static ResponseWriter make_writer(Exchange* x) { return ResponseWriter(x); }
   static Exchange* of(Request& r) { return r.x_; }
-  static Exchange* of(ResponseWriter& w) { return w.x_; }
+  // The exchange under `w` and any writers wrapping it.
+  static Exchange* of(ResponseWriter& w) {
+    ResponseWriter* p = &w;
+    while (p->inner_ != nullptr)
+      p = p->inner_;
+    return p->x_;
+  }
+  // The exchange if `w` is the server's own writer; null for a wrapper, whose
+  // bytes must pass through its write().
+  static Exchange* direct(ResponseWriter& w) { return w.x_; }
+  // The route the request was matched to (null before routing); a Router
+  // sets it for the handlers below it (framework/http/server/router.cpp).
+  static const MatchResult* route(const Request& r) { return r.route_; }
+  static void set_route(Request& r, const MatchResult* m) { r.route_ = m; }
 };
 
 // conn.cpp: serves the request whose head the parser just reported: the

@@ -128,11 +128,12 @@ std::pair<std::string_view, std::string_view> Request::header_at(std::size_t i) 
 }
 
 std::string_view Request::path_value(std::string_view name) const {
-  if (x_->match.kind != MatchResult::Kind::kFound) return {};
-  return x_->match.values.get(name);
+  if (route_ == nullptr || route_->kind != MatchResult::Kind::kFound) return {};
+  return route_->values.get(name);
 }
 std::string_view Request::pattern() const {
-  return x_->match.kind == MatchResult::Kind::kFound ? x_->match.pattern : std::string_view{};
+  return route_ != nullptr && route_->kind == MatchResult::Kind::kFound ? route_->pattern
+                                                                        : std::string_view{};
 }
 
 BodyReader& Request::body() {

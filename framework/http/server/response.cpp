@@ -150,13 +150,34 @@ Result<void> emit_body(Exchange& x, std::string_view data) {
   return {};
 }
 
+// Sends the head and what the handler wrote before it. body_buf keeps its
+// capacity for the connection's next response.
+Result<void> commit_buffered(Exchange& x, bool finishing) {
+  commit_head(x, finishing);
+  std::string buffered = std::move(x.body_buf);
+  x.body_buf.clear();
+  Result<void> r = emit_body(x, buffered);
+  x.body_buf = std::move(buffered);
+  x.body_buf.clear();
+  return r;
+}
+
+// A failed write is sticky and the connection closes after the response.
+std::error_code fail_writes(Exchange& x, std::error_code ec) {
+  x.write_error = ec;
+  x.close_after = true;
+  return ec;
+}
+
 }  // namespace
 
 Header& ResponseWriter::header() {
+  if (inner_ != nullptr) return inner_->header();
   return x_->header;
 }
 
 void ResponseWriter::write_header(int status) {
+  if (inner_ != nullptr) return inner_->write_header(status);
   Exchange& x = *x_;
   if (status < 100 || status > 999)
     throw std::invalid_argument(fmt::format("goro/http: invalid write_header code {}", status));
@@ -191,6 +212,7 @@ void ResponseWriter::write_header(int status) {
 }
 
 WriteResult ResponseWriter::write(std::string_view data) {
+  if (inner_ != nullptr) return inner_->write(data);
   Exchange& x = *x_;
   if (x.write_error) return x.write_error;
   if (x.status == 0) write_header(200);
@@ -202,21 +224,10 @@ WriteResult ResponseWriter::write(std::string_view data) {
     x.body_buf_len += data.size();
     if (!x.is_head_method) x.body_buf.append(data);
     if (x.body_buf_len <= detail::kBufferBeforeChunking) return data.size();
-    commit_head(x, false);
-    std::string buffered = std::move(x.body_buf);
-    x.body_buf.clear();
-    if (auto r = emit_body(x, buffered); !r) {
-      x.write_error = r.error();
-      x.close_after = true;
-      return r.error();
-    }
+    if (auto r = commit_buffered(x, false); !r) return fail_writes(x, r.error());
     return data.size();
   }
-  if (auto r = emit_body(x, data); !r) {
-    x.write_error = r.error();
-    x.close_after = true;
-    return r.error();
-  }
+  if (auto r = emit_body(x, data); !r) return fail_writes(x, r.error());
   return data.size();
 }
 
@@ -225,38 +236,29 @@ WriteResult ResponseWriter::write(std::span<const std::byte> data) {
 }
 
 Result<void> ResponseWriter::flush() {
+  if (inner_ != nullptr) return inner_->flush();
   Exchange& x = *x_;
   if (x.write_error) return x.write_error;
   if (x.status == 0) write_header(200);
   if (!x.head_sent) {
-    commit_head(x, false);
-    std::string buffered = std::move(x.body_buf);
-    x.body_buf.clear();
-    if (auto r = emit_body(x, buffered); !r) {
-      x.write_error = r.error();
-      x.close_after = true;
-      return r;
-    }
+    if (auto r = commit_buffered(x, false); !r) return fail_writes(x, r.error());
   }
-  auto r = x.flush_out();
-  if (!r) {
-    x.write_error = r.error();
-    x.close_after = true;
-  }
-  return r;
+  if (auto r = x.flush_out(); !r) return fail_writes(x, r.error());
+  return {};
 }
 
 int ResponseWriter::status() const {
-  return x_->status;
+  return inner_ != nullptr ? inner_->status() : x_->status;
 }
 bool ResponseWriter::header_written() const {
-  return x_->head_sent;
+  return inner_ != nullptr ? inner_->header_written() : x_->head_sent;
 }
 std::size_t ResponseWriter::bytes_written() const {
-  return x_->written;
+  return inner_ != nullptr ? inner_->bytes_written() : x_->written;
 }
 
 void ResponseWriter::close_connection() {
+  if (inner_ != nullptr) return inner_->close_connection();
   x_->close_after = true;
 }
 
@@ -268,12 +270,7 @@ void finish_response(Exchange& x) {
     return;
   }
   if (!x.head_sent) {
-    commit_head(x, true);
-    std::string buffered = std::move(x.body_buf);
-    x.body_buf.clear();
-    if (auto r = emit_body(x, buffered); !r) x.close_after = true;
-    x.body_buf = std::move(buffered);  // keep the capacity for the next request
-    x.body_buf.clear();
+    if (!commit_buffered(x, true)) x.close_after = true;
   } else if (x.framing == Framing::kChunked && !x.is_head_method) {
     x.out.append(kLastChunk);
   }
@@ -310,9 +307,7 @@ Result<void> send_file_body(Exchange& x, fs::File& file, std::uint64_t offset,
       x.conn != nullptr ? fs::sendfile(*x.conn, file, offset, static_cast<std::size_t>(length))
                         : read_into_recording(x, file, offset, length);
   if (!n) {
-    x.write_error = n.error();
-    x.close_after = true;
-    return n.error();
+    return fail_writes(x, n.error());
   }
   x.written += static_cast<std::size_t>(length);
   return {};

@@ -14,6 +14,9 @@ struct Router::Impl {
   RouteTable table;
   std::vector<Handler> handlers;  // by route id
   Handler not_found;
+  Handler method_not_allowed;
+
+  void dispatch(Request& req, ResponseWriter& w, MatchResult& m) const;
 };
 
 Router::Router() : impl_(std::make_shared<Impl>()) {}
@@ -29,24 +32,51 @@ void Router::not_found(Handler h) {
   impl_->not_found = std::move(h);
 }
 
+void Router::method_not_allowed(Handler h) {
+  impl_->method_not_allowed = std::move(h);
+}
+
 void Router::operator()(Request& req, ResponseWriter& w) const {
-  detail::Exchange& x = *detail::ExchangeAccess::of(req);
-  MatchResult& m = x.match;
-  impl_->table.match(req.method(), req.host(), req.path(), m);
+  using detail::ExchangeAccess;
+  const MatchResult* outer = ExchangeAccess::route(req);
+  if (outer == nullptr) {
+    // The outermost Router matches into the connection's MatchResult, reused
+    // across requests (no allocation once warm), and leaves it set.
+    impl_->dispatch(req, w, ExchangeAccess::of(req)->match);
+    return;
+  }
+  // A Router under another Router's route: its own match for its handlers,
+  // the outer one's back afterwards, also when the handler throws.
+  struct Restore {
+    Request& req;
+    const MatchResult* outer;
+    ~Restore() { ExchangeAccess::set_route(req, outer); }
+  } restore{req, outer};
+  MatchResult own;
+  impl_->dispatch(req, w, own);
+}
+
+void Router::Impl::dispatch(Request& req, ResponseWriter& w, MatchResult& m) const {
+  table.match(req.method(), req.host(), req.path(), m);
+  detail::ExchangeAccess::set_route(req, &m);
   switch (m.kind) {
     case MatchResult::Kind::kFound:
-      impl_->handlers[m.id](req, w);
+      handlers[m.id](req, w);
       return;
     case MatchResult::Kind::kNotFound:
-      if (impl_->not_found) {
-        impl_->not_found(req, w);
+      if (not_found) {
+        not_found(req, w);
       } else {
         error(w, "404 page not found", 404);
       }
       return;
     case MatchResult::Kind::kMethodNotAllowed:
       w.header().set("Allow", m.allow);
-      error(w, "Method Not Allowed", 405);
+      if (method_not_allowed) {
+        method_not_allowed(req, w);
+      } else {
+        error(w, "Method Not Allowed", 405);
+      }
       return;
     case MatchResult::Kind::kRedirect: {
       std::string location = m.redirect_to;

@@ -66,6 +66,7 @@ namespace detail {
 struct Exchange;
 struct ExchangeAccess;
 }  // namespace detail
+struct MatchResult;  // the router's (opaque here)
 
 // The request body as a reader.
 class BodyReader {
@@ -112,6 +113,9 @@ class Request {
   std::pair<std::string_view, std::string_view> header_at(std::size_t i) const;
 
   // The wildcard `name` of the route pattern that matched ("" if none).
+  // Under nested Routers (a Router registered as another's handler) the
+  // innermost match is seen while its handler runs; the outer Router's
+  // values and pattern are back once the inner Router returns.
   std::string_view path_value(std::string_view name) const;
   // The pattern that matched, as registered ("" before routing).
   std::string_view pattern() const;
@@ -129,6 +133,9 @@ class Request {
   explicit Request(detail::Exchange* x) : x_(x), body_(x) {}
   detail::Exchange* x_;
   BodyReader body_;
+  // The innermost Router's match while its handler runs; the outermost
+  // Router's stays set after it returns (for middleware around it).
+  const MatchResult* route_ = nullptr;
 };
 
 }  // namespace goro::http

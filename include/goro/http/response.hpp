@@ -20,10 +20,45 @@
 //   - flush() sends everything written so far to the client now.
 // Errors are values: a write on a connection the client dropped returns the
 // socket error; the handler may stop early, the server closes the connection.
+//
+// # Wrapping (middleware that observes or transforms a response)
+// A middleware may pass its handler a writer of its own: derive from
+// ResponseWriter with the wrapping constructor (it takes the writer to wrap
+// by address) and override what it needs;
+// everything it does not override passes to the writer it wraps. status(),
+// header_written() and bytes_written() of the writer the middleware was given
+// already tell what went out after next() returns, so observing needs no
+// wrapper; transforming the body (compression, a digest) does. A wrapper must
+// hand every byte it holds back to the inner writer before the middleware
+// returns: the server finishes the response from the innermost writer, so
+// bytes a wrapper still holds then are lost. A derived class that overrides
+// write(std::string_view) adds `using ResponseWriter::write;` to keep the
+// byte-span overload, which calls it.
+//
+// Example:
+//   // Upper-cases every body byte its handler writes.
+//   class Upper : public goro::http::ResponseWriter {
+//    public:
+//     using ResponseWriter::ResponseWriter;  // the wrapping constructor
+//     using ResponseWriter::write;
+//     goro::http::WriteResult write(std::string_view data) override {
+//       std::string up(data);
+//       for (char& c : up) c = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+//       return ResponseWriter::write(up);
+//     }
+//   };
+//   goro::http::Middleware upper = [](goro::http::Handler next) -> goro::http::Handler {
+//     return [next = std::move(next)](goro::http::Request& req, goro::http::ResponseWriter& w) {
+//       w.header().del("Content-Length");  // the handler's length may not hold
+//       Upper u(&w);
+//       next(req, u);
+//     };
+//   };
 #pragma once
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -52,27 +87,38 @@ class ResponseWriter {
  public:
   ResponseWriter(const ResponseWriter&) = delete;
   ResponseWriter& operator=(const ResponseWriter&) = delete;
+  virtual ~ResponseWriter() = default;
 
-  Header& header();
-  void write_header(int status);
-  WriteResult write(std::string_view data);
-  WriteResult write(std::span<const std::byte> data);
-  Result<void> flush();
+  virtual Header& header();
+  virtual void write_header(int status);
+  virtual WriteResult write(std::string_view data);
+  WriteResult write(std::span<const std::byte> data);  // calls write(std::string_view)
+  virtual Result<void> flush();
 
   // What was sent: the status (0 before write_header or the first write),
   // whether the header went out, and body bytes accepted from the handler.
-  int status() const;
-  bool header_written() const;
-  std::size_t bytes_written() const;
+  virtual int status() const;
+  virtual bool header_written() const;
+  virtual std::size_t bytes_written() const;
 
   // Asks the server to close the connection after this response (sends
   // "Connection: close" if the header has not gone out yet).
-  void close_connection();
+  virtual void close_connection();
+
+  // A writer that wraps `*inner` (which must outlive it): each operation a
+  // derived class does not override, or calls on the base, passes to it.
+  explicit ResponseWriter(ResponseWriter* inner) : inner_(inner) {}
+
+ protected:
+  ResponseWriter& inner() { return *inner_; }
+  const ResponseWriter& inner() const { return *inner_; }
 
  private:
   friend struct detail::ExchangeAccess;
   explicit ResponseWriter(detail::Exchange* x) : x_(x) {}
-  detail::Exchange* x_;
+  // Exactly one is set: x_ for the server's writer, inner_ for a wrapper.
+  detail::Exchange* x_ = nullptr;
+  ResponseWriter* inner_ = nullptr;
 };
 
 }  // namespace goro::http

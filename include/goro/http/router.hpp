@@ -16,7 +16,8 @@
 // wildcards; the most specific match wins; "GET" also matches HEAD.
 // Registration throws PatternError for an invalid pattern or a conflict.
 // Requests that match nothing get "404 page not found"; a path that matches
-// only with other methods gets 405 with a sorted Allow header; an unclean
+// only with other methods gets 405 with a sorted Allow header (both text/plain,
+// both replaceable: not_found(), method_not_allowed()); an unclean
 // path ("/a/../b", "//x") or a subtree root without its slash gets a 301.
 // The mechanism (the segment tree) is framework/http/router/route_table.cpp.
 //
@@ -39,6 +40,9 @@ class Router {
   void handle(std::string_view pattern, Handler h);
   // Replaces the 404 handler.
   void not_found(Handler h);
+  // Replaces the 405 handler; the Allow header is set when it runs (a JSON
+  // API answers its own error body, say, instead of the text/plain one).
+  void method_not_allowed(Handler h);
 
   // Routes one request (a Router is a Handler).
   void operator()(Request& req, ResponseWriter& w) const;
