@@ -106,8 +106,15 @@ inline void ctx_switch(void** save_sp, void* new_sp) {
 }
 #endif
 
+// `p` rounded down to a multiple of `align` (a power of two) by pointer
+// arithmetic: no integer-to-pointer cast, the result keeps p's provenance.
+inline char* align_down(void* p, std::size_t align) {
+  auto* c = static_cast<char*>(p);
+  return c - (reinterpret_cast<std::uintptr_t>(c) & (align - 1));
+}
+
 inline void* ctx_make(void* stack_top, CtxEntry entry) {
-  auto top = reinterpret_cast<std::uintptr_t>(stack_top) & ~std::uintptr_t{15};
+  char* top = align_down(stack_top, 16);
 #if defined(__x86_64__)
   // The frame ctx_switch reads: [fpu words][rbp][resume] at sp, and the
   // entry the trampoline calls at sp + 152, where the switch leaves rsp.
@@ -118,7 +125,7 @@ inline void* ctx_make(void* stack_top, CtxEntry entry) {
   sp[1] = 0;                                                      // rbp
 #if defined(GORO_ASAN)
   // The red zone's 128 bytes are never read; cleared so that LSan's scan of
-  // a never-run goroutine's stack (proc.cpp) finds no stale pointers there.
+  // a never-run goroutine's stack (galloc.cpp) finds no stale pointers there.
   std::memset(sp + 3, 0, 16 * sizeof *sp);
 #endif
   // MXCSR default 0x1F80 (all exceptions masked, round to nearest), x87 CW 0x037F.

@@ -44,7 +44,7 @@ struct alignas(64) G {
   alignas(kInlineTaskAlign) unsigned char task_buf[kInlineTask];
   // --- line 1: written at spawn
   // The body: constructed in task_buf when it fits (the G has no stack until
-  // it first runs: proc.cpp "Late stack binding"), else at the top of the
+  // it first runs: galloc.cpp "Late stack binding"), else at the top of the
   // stack, bound at spawn, else on the heap (see spawn.hpp).
   const TaskVTable* task = nullptr;
   void* task_storage = nullptr;

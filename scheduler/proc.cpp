@@ -1,5 +1,6 @@
-// Runtime lifecycle: goro::run, goroutine creation and recycling, M creation,
-// teardown, and the public queries (maxprocs, num_goroutines, stats).
+// Runtime lifecycle: goro::run, M creation, teardown, and the public
+// queries (maxprocs, num_goroutines). Goroutine creation and recycling and
+// their stacks are galloc.cpp.
 //
 // ## Lifetime of a runtime
 // goro::run turns the calling thread into M0, creates the Ps, the poller and
@@ -10,29 +11,6 @@
 // frees every G and stack, including those of goroutines still parked (they
 // are abandoned without unwinding, as in Go). A goroutine that never reaches a
 // scheduling point keeps its M, and goro::run waits for it.
-//
-// ## G recycling
-// A dead G goes on its P's free list (up to 64; beyond that half move to a
-// global list), so a spawn usually costs no malloc and no lock. Gs are never
-// freed before teardown: sched.allg lists every G ever made, for dumps and
-// for teardown.
-//
-// ## Late stack binding
-// A goroutine whose callable fits in G::task_buf (64 bytes: a few pointers, a
-// Conn, a shared_ptr) gets no stack at spawn; mark_running binds one just
-// before its first switch-in (bind_stack), from its P's stack cache, else the
-// pool. A dead goroutine's stack goes back to the cache of the P it died on.
-// Two things follow. Goroutines queued but not started cost a G each, not a
-// stack each: a burst of a million spawns does not fault in a million stack
-// pages. And a goroutine that starts right after another one ended on the
-// same P runs on that one's stack, whose top lines are still in this core's
-// cache, instead of on a stack last touched by the core that spawned it.
-// (Go binds the stack at spawn: its spawn+complete and skynet costs are
-// dominated by faulting and moving stacks between cores.) The spawn still
-// fails at the call site when stack memory runs out: it takes a stack credit
-// (stack.hpp "Stack credits"), which guarantees that binding cannot fail.
-// Larger callables are built at the top of a stack bound at spawn, as are
-// goroutines with a non-default stack size (their own mapping).
 #include <fmt/core.h>
 #include <sched.h>
 #include <unistd.h>
@@ -60,127 +38,7 @@
 namespace goro::detail {
 namespace {
 
-// The default stack reservation (stack.hpp "Size").
-constexpr std::size_t kDefaultStack = 512 * 1024;
-// Stack credits move between a P and the pool in batches of kCreditBatch; a
-// P keeps at most kCreditMax.
-constexpr std::int64_t kCreditBatch = 64;
-constexpr std::int64_t kCreditMax = 2 * kCreditBatch;
-// A P refills an empty stack cache with up to this many at once.
-constexpr std::int64_t kStackBatch = 8;
-// Goroutine ids are handed to Ps in batches of this many (Go's _GoidCacheBatch).
-constexpr std::uint64_t kGoidBatch = 16;
-
-StackPool* g_stacks = nullptr;
 std::atomic<bool> g_running{false};
-
-// Dead Gs beyond the per-P caches (sched.lock).
-std::vector<G*> g_free_global;
-
-std::size_t resolve_stack_size(std::size_t requested) {
-  if (requested != 0) return requested;
-  if (const char* env = std::getenv("GORO_STACK_SIZE")) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(env, &end, 10);
-    if (end != env && *end == '\0' && v >= 16 * 1024) return static_cast<std::size_t>(v);
-    std::fprintf(stderr, "goro: GORO_STACK_SIZE=%s is not a size >= 16384 bytes; using %zu\n", env,
-                 kDefaultStack);
-  }
-  return kDefaultStack;
-}
-
-// Gs are carved from slabs of 64 (never freed before teardown): 256 bytes
-// each with no per-allocation header, which the parked-goroutine RSS budget
-// (4.5 KiB with the stack page) notices. allg_lock.
-constexpr int kGSlab = 64;
-std::vector<std::unique_ptr<G[]>> g_slabs;
-int g_slab_left = 0;
-
-// A new G, registered in sched.allg.
-G* alloc_g() {
-  std::lock_guard<std::mutex> lock(sched.allg_lock);
-  if (g_slab_left == 0) {
-    g_slabs.push_back(std::make_unique<G[]>(kGSlab));
-    g_slab_left = kGSlab;
-  }
-  G* g = &g_slabs.back()[kGSlab - g_slab_left--];
-#if defined(GORO_TSAN)
-  g->ctx.tsan_fiber = __tsan_create_fiber(0);
-#endif
-  g->alllink = sched.allg;
-  sched.allg = g;
-  return g;
-}
-
-G* gfree_get(P* p) {
-  if (p != nullptr) {
-    const int n = p->ngfree.load(std::memory_order_relaxed);
-    if (n > 0) {
-      p->ngfree.store(n - 1, std::memory_order_relaxed);
-      return p->gfree[n - 1];
-    }
-  }
-  std::lock_guard<SchedMutex> lock(sched.lock);
-  std::vector<G*>& q = g_free_global;
-  if (q.empty()) return nullptr;
-  G* g = q.back();
-  q.pop_back();
-  if (p != nullptr) {
-    // Refill the local cache with up to 32 (Go's gfget): pointers only.
-    const int k = static_cast<int>(std::min<std::size_t>(q.size(), P::kGFreeMax / 2));
-    std::memcpy(p->gfree, q.data() + (q.size() - static_cast<std::size_t>(k)), sizeof(G*) * k);
-    q.resize(q.size() - static_cast<std::size_t>(k));
-    p->ngfree.store(k, std::memory_order_relaxed);
-  }
-  return g;
-}
-
-void attach_stack(G* g, const Stack& s) {
-  g->stack = s;
-  g->ctx.stack_bottom = s.lo;
-  g->ctx.stack_size = s.size;
-}
-
-// Keeps P::nstack_cache <= P::stack_credits (stack.hpp "Stack credits").
-void trim_stack_cache(P* p) {
-  while (p->nstack_cache > p->stack_credits)
-    stack_pool().release(p->stack_cache[--p->nstack_cache]);
-}
-
-// Takes a stack credit for a goroutine spawned on p; false (errno set) when
-// the pool cannot map the arenas to back it.
-bool take_credit(P* p) {
-  if (p == nullptr) return stack_pool().grant_credits(1);
-  if (p->stack_credits == 0) {
-    if (!stack_pool().grant_credits(kCreditBatch)) return false;
-    p->stack_credits = kCreditBatch;
-  }
-  --p->stack_credits;
-  trim_stack_cache(p);
-  return true;
-}
-
-// A default-size stack for a credit holder on p: the most recently freed one
-// in p's cache, else one from the pool, which the credit guarantees.
-Stack take_stack(P* p) {
-  if (p == nullptr) {
-    Stack s;
-    if (!stack_pool().allocate(sched.default_stack, &s)) {
-      fatal("sched: no stack for a goroutine holding a stack credit (pool accounting broken)");
-    }
-    return s;
-  }
-  if (p->nstack_cache == 0) {
-    // Refill in a batch (one pool lock for several binds): the caller's
-    // credit backs the first, the P's unspent credits the rest.
-    const int want = static_cast<int>(std::min<std::int64_t>(kStackBatch, p->stack_credits + 1));
-    p->nstack_cache = stack_pool().allocate_batch(p->stack_cache, want);
-    if (p->nstack_cache == 0) {
-      fatal("sched: no stack for a goroutine holding a stack credit (pool accounting broken)");
-    }
-  }
-  return p->stack_cache[--p->nstack_cache];
-}
 
 void m_start(M* m) {
   block_process_signals();  // "The signal thread" (signals.cpp)
@@ -200,197 +58,6 @@ void m_start(M* m) {
 }
 
 }  // namespace
-
-StackPool& stack_pool() {
-  return *g_stacks;
-}
-
-void gfree_spill_locked(P* p) {
-  const int n = p->ngfree.load(std::memory_order_relaxed);
-  g_free_global.insert(g_free_global.end(), p->gfree, p->gfree + n);
-  p->ngfree.store(0, std::memory_order_relaxed);
-}
-
-void bind_stack(P* p, G* g) {
-  attach_stack(g, take_stack(p));
-  g->ctx.sp = ctx_make(g->stack.hi(), &g_main);
-}
-
-void stack_cache_flush(P* p) {
-  if (p->stack_credits > 0) stack_pool().return_credits(p->stack_credits);
-  p->stack_credits = 0;
-  trim_stack_cache(p);  // with no credits left, every cached stack goes back
-}
-
-void gfree_put(P* p, G* g) {
-  g->task = nullptr;
-  g->task_storage = nullptr;
-  g->wait_reason.store(WaitReason::kNone, std::memory_order_relaxed);
-  g->status.store(GStatus::kIdle, std::memory_order_relaxed);
-  // Fresh thread state for the next goroutine on this G. (A preempt flag
-  // sysmon sets on a G that just died costs its next incarnation one yield.)
-  g->preempt.store(false, std::memory_order_relaxed);
-  g->ctx.asan_fake_stack = nullptr;
-  g->ctx.sp = nullptr;
-  if (g->stack_credit) {
-    g->stack_credit = false;
-    if (p != nullptr) {
-      ++p->stack_credits;
-    } else {
-      stack_pool().return_credits(1);
-    }
-  }
-  if (g->stack.lo != nullptr) {
-#if defined(GORO_ASAN)
-    // The dead goroutine's last frames never returned (exit switches away), so
-    // their redzones are still poisoned; the next goroutine on this stack must
-    // start clean.
-    __asan_unpoison_memory_region(g->stack.lo, g->stack.size);
-#endif
-    // A goroutine that went deep leaves no more committed than 64 KiB for
-    // the next one (stack.hpp "Size"); an own mapping is unmapped anyway.
-    if (g->stack.pooled) StackPool::trim_deep(g->stack);
-    // Default-size stacks go to this P's cache (LIFO: the next goroutine to
-    // start here runs on it while it is still in this core's cache); the
-    // cache is bounded by its size and by the P's credits. The rest, and
-    // odd-sized stacks (their own mapping), go back to the pool.
-    if (p != nullptr && g->stack.pooled && p->nstack_cache < p->stack_credits) {
-      if (p->nstack_cache == P::kStackCache) {
-        // Full: the coldest half goes back to the pool in one batch.
-        constexpr int kHalf = P::kStackCache / 2;
-        stack_pool().release_batch(p->stack_cache, kHalf);
-        std::memmove(p->stack_cache, p->stack_cache + kHalf, sizeof(Stack) * kHalf);
-        p->nstack_cache = kHalf;
-      }
-      p->stack_cache[p->nstack_cache++] = g->stack;
-    } else {
-      stack_pool().release(g->stack);
-    }
-    attach_stack(g, Stack{});
-  }
-  if (p == nullptr) {
-    std::lock_guard<SchedMutex> lock(sched.lock);
-    g_free_global.push_back(g);
-    return;
-  }
-  if (p->stack_credits > kCreditMax) {
-    stack_pool().return_credits(kCreditBatch);
-    p->stack_credits -= kCreditBatch;
-    trim_stack_cache(p);
-  }
-  // LIFO: the G freed last (its struct still in cache) is the next one
-  // reused. When full, the 32 coldest go to the global cache.
-  int n = p->ngfree.load(std::memory_order_relaxed);
-  if (n == P::kGFreeMax) {
-    constexpr int kHalf = P::kGFreeMax / 2;
-    {
-      std::lock_guard<SchedMutex> lock(sched.lock);
-      g_free_global.insert(g_free_global.end(), p->gfree, p->gfree + kHalf);
-    }
-    std::memmove(p->gfree, p->gfree + kHalf, sizeof(G*) * kHalf);
-    n = kHalf;
-  }
-  p->gfree[n] = g;
-  p->ngfree.store(n + 1, std::memory_order_relaxed);
-}
-
-G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void** storage,
-         const std::source_location& where) {
-  M* m = current_m();
-  if (m == nullptr || m->curg == nullptr) {
-    throw std::logic_error("goro::go called outside a goroutine (use goro::run first)");
-  }
-  GORO_CHECK(m->thread_locks == 0,
-             "sched: goro::go called holding a thread mutex (goro/detail/thread_lock.hpp)");
-  m = runtime_enter();
-  struct Leave {
-    ~Leave() { runtime_leave(); }
-  } leave;
-  maybe_preempt(m->curg);
-  m = current_m();
-  P* p = m->p;
-  const std::size_t want = stack_size == 0 ? sched.default_stack : stack_size;
-  const bool pooled = want == sched.default_stack;
-  G* g = gfree_get(p);
-  if (g == nullptr) {
-    g = alloc_g();
-  }
-  if (pooled) {
-    if (!take_credit(p)) {
-      int err = errno;
-      gfree_put(p, g);
-      throw std::system_error(err, std::generic_category(),
-                              fmt::format("goro::go: cannot map a {}-byte goroutine stack", want));
-    }
-    g->stack_credit = true;
-  }
-  // Per-P batches of ids (Go's goidcache): no shared counter per spawn.
-  if (p != nullptr) {
-    if (p->goid_next == p->goid_end) {
-      p->goid_next = sched.next_goid.fetch_add(kGoidBatch, std::memory_order_relaxed);
-      p->goid_end = p->goid_next + kGoidBatch;
-    }
-    g->id.store(p->goid_next++, std::memory_order_relaxed);
-  } else {
-    g->id.store(sched.next_goid.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
-  }
-  g->spawned_at.store(where, std::memory_order_relaxed);
-  // preempt and the ASan fake stack were reset by gfree_put, on the core the
-  // G died on (see G's layout).
-  if (pooled && fn_size <= G::kInlineTask && fn_align <= G::kInlineTaskAlign) {
-    // Late binding: mark_running gives it a stack when it first runs.
-    *storage = g->task_buf;
-    g->task_storage = g->task_buf;
-    return g;
-  }
-  if (pooled) {
-    attach_stack(g, take_stack(p));
-  } else {
-    Stack s;
-    if (!stack_pool().allocate(want, &s)) {
-      int err = errno;
-      gfree_put(p, g);
-      throw std::system_error(err, std::generic_category(),
-                              fmt::format("goro::go: cannot map a {}-byte goroutine stack", want));
-    }
-    attach_stack(g, s);
-  }
-  // The callable lives at the top of the stack, above the first frame.
-  char* top = g->stack.hi();
-  std::uintptr_t at = reinterpret_cast<std::uintptr_t>(top) - fn_size;
-  at &= ~(std::uintptr_t{fn_align} - 1);
-  at &= ~std::uintptr_t{15};
-  if (fn_size > g->stack.size / 4) {
-    // Too large for the stack: heap it (rare; a lambda capturing an array).
-    GORO_CHECK(fn_align <= kHeapTaskAlign, "sched: over-aligned goroutine callable");
-    void* heap = ::operator new (fn_size, std::align_val_t{kHeapTaskAlign});
-    *storage = heap;
-    g->task_storage = heap;
-    g->ctx.sp = ctx_make(top, &g_main);
-    return g;
-  }
-  *storage = reinterpret_cast<void*>(at);
-  g->task_storage = *storage;
-  g->ctx.sp = ctx_make(reinterpret_cast<void*>(at), &g_main);
-  return g;
-}
-
-void abandon_g(G* g) noexcept {
-  M* m = runtime_enter();
-  gfree_put(m->p, g);
-  runtime_leave();
-}
-
-void start_g(G* g, const TaskVTable* vt) noexcept {
-  g->task = vt;
-  M* m = runtime_enter();
-  P* p = m->p;
-  p->spawned.store(p->spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  g->status.store(GStatus::kRunnable, std::memory_order_release);  // dumps read id after it
-  runq_put(p, g, true);
-  wakep();
-  runtime_leave();
-}
 
 void newm(P* p, bool spinning) {
   if (sched.mcount.load() >= sched.max_threads) {
@@ -436,7 +103,7 @@ struct MainResult {
 };
 
 void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
-  sched.default_stack = resolve_stack_size(stack_size);
+  galloc_init(stack_size);
   sched.max_threads = max_threads > 0 ? max_threads : 10000;
   if (maxprocs <= 0) {
     goro::gomaxprocs::Resolution r = goro::gomaxprocs::resolve_default();
@@ -446,7 +113,6 @@ void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
     sched.maxprocs_explicit.store(true);
   }
   maxprocs = std::min(maxprocs, AllP::kMax);
-  g_stacks = new StackPool(sched.default_stack);
   sched.gomaxprocs.store(maxprocs);
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
@@ -527,11 +193,7 @@ void teardown(M* m0) {
   }
   for (P* p : sched.allp)
     delete p;
-  g_slabs.clear();
-  g_slab_left = 0;
-  delete g_stacks;
-  g_stacks = nullptr;
-  g_free_global = std::vector<G*>{};
+  galloc_free_all();
   signal_stack_release(m0);  // the caller's thread gets its own signal stack back (none)
   delete m0;
   set_current_m(nullptr);
@@ -589,8 +251,7 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
         stop_the_world_wake_all();
       }
     };
-    void* at = reinterpret_cast<void*>(
-        (reinterpret_cast<std::uintptr_t>(s.hi()) - sizeof(MainTask)) & ~std::uintptr_t{15});
+    void* at = align_down(s.hi() - sizeof(MainTask), 16);
     new (at) MainTask{&main};
     g->task_storage = at;
     g->task = &TaskOps<MainTask>::vtable;

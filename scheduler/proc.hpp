@@ -1,5 +1,5 @@
 // Internal entry points shared by the scheduler's files (sched.cpp,
-// findrunnable.cpp, proc.cpp, sysmon.cpp). Not a public interface.
+// findrunnable.cpp, galloc.cpp, proc.cpp, sysmon.cpp). Not a public interface.
 #pragma once
 
 #include "scheduler/sched.hpp"
@@ -124,7 +124,7 @@ void startm_failed(P* p, bool spinning);
 void pidleput_locked(P* p);
 void stop_the_world_wake_all();
 
-// proc.cpp
+// galloc.cpp
 // Callables too large for the top of the stack are heap-allocated with this
 // alignment (g_main frees them after the body ends).
 inline constexpr std::size_t kHeapTaskAlign = 64;
@@ -133,13 +133,21 @@ inline bool task_on_heap(const G* g) {
   if (at == reinterpret_cast<const char*>(g->task_buf)) return false;
   return at < g->stack.lo || at >= g->stack.hi();
 }
+// The stack size (GORO_STACK_SIZE or the default when 0) and the stack pool;
+// galloc_free_all releases the pool, the G slabs and the dead-G lists.
+void galloc_init(std::size_t stack_size);
+void galloc_free_all();
+G* alloc_g();  // a new G, in sched.allg
+void attach_stack(G* g, const Stack& s);
 void gfree_put(P* p, G* g);
-// Late stack binding (proc.cpp): gives g, which holds a stack credit and has
+// Late stack binding (galloc.cpp): gives g, which holds a stack credit and has
 // no stack yet, a stack from p's cache or the pool, with its first frame.
 void bind_stack(P* p, G* g);
 // p's cached stacks and unspent credits back to the pool (p retires).
 void stack_cache_flush(P* p);
 StackPool& stack_pool();
+
+// proc.cpp
 // Creates an M (an OS thread) that starts with P p. Reports and gives the P
 // back when the thread limit or the OS refuses.
 void newm(P* p, bool spinning);
@@ -153,7 +161,7 @@ void retire_idle_locked(P* p);  // sched.lock held; p is not on the idle list
 void flush_moved_timers();      // after a retirement, sched.lock not held (procresize.cpp)
 int resize_procs(int n);        // returns the previous count
 void sysmon_update_maxprocs();
-void gfree_spill_locked(P* p);  // proc.cpp: p's dead-G cache to the global one
+void gfree_spill_locked(P* p);  // galloc.cpp: p's dead-G cache to the global one
 
 // sysmon.cpp
 void sysmon_start();

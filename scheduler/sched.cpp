@@ -93,7 +93,7 @@ static inline void mark_running(M* m, P* p, G* g, bool inherit) {
   if (!inherit) {
     p->schedtick.store(p->schedtick.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-  if (g->ctx.sp == nullptr) bind_stack(p, g);  // first run (proc.cpp "Late stack binding")
+  if (g->ctx.sp == nullptr) bind_stack(p, g);  // first run (galloc.cpp "Late stack binding")
   g->status.store(GStatus::kRunning, std::memory_order_relaxed);
   m->curg = g;
   p->running_g.store(g, std::memory_order_release);

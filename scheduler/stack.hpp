@@ -49,7 +49,7 @@
 //
 // ## Stack credits: failing at the spawn site although stacks bind late
 // A goroutine gets its default-size stack when it first runs, not when it is
-// spawned (proc.cpp "Late stack binding"), so a million queued goroutines
+// spawned (galloc.cpp "Late stack binding"), so a million queued goroutines
 // cost a million G structs, not a million stacks, and a goroutine that starts
 // right after another one ended runs on that one's still-cached stack. Yet
 // running out of stack memory must be an error at goro::go, not a crash
@@ -62,7 +62,7 @@
 // spawn touches no shared state. Each default-size stack outside the pool is
 // backed by a credit: a bound goroutine's own, or, for a stack in a P's
 // cache, one of that P's unspent credits (P::stack_cache size <= its
-// stack_credits, kept by proc.cpp). Hence the slots outside the pool never
+// stack_credits, kept by galloc.cpp). Hence the slots outside the pool never
 // exceed credits_out_, and a goroutine that holds a credit but no stack
 // always finds one, in its P's cache or in the pool: binding cannot fail.
 // grant_credits maps the arenas this needs up front, which is where mmap

@@ -92,7 +92,7 @@ void spawn_failure_child() {
   gate->add(1);
   TestServer srv([gate](const goro::http::Request& req, goro::http::ResponseWriter& w) {
     if (req.path() == "/fill") {
-      // One P: its batch of stack credits is the only one (proc.cpp).
+      // One P: its batch of stack credits is the only one (scheduler/galloc.cpp).
       goro::set_maxprocs(1);
       int n = 0;
       try {

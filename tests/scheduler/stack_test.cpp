@@ -307,7 +307,7 @@ TEST(Stacks, MprotectFallbackRationsTheMapCount) {
                  : 1);
 }
 
-// Stacks bind when a goroutine first runs (proc.cpp "Late stack binding"),
+// Stacks bind when a goroutine first runs (galloc.cpp "Late stack binding"),
 // but running out of stack memory is still an error at goro::go, not a crash
 // later on whichever M first runs the goroutine: spawn takes a stack credit
 // and the pool maps the arenas behind it up front. Address space is capped
