@@ -168,6 +168,67 @@ TEST_F(FileThroughWrapper, FileServerBodyPassesTheWrapper) {
   EXPECT_EQ(direct.body, content_);
 }
 
+TEST(Abort, ACutResponseIsTellableFromAWholeOne) {
+  // Streaming (chunked): what went out stays, the final chunk never comes.
+  goro::Result<std::size_t> after{std::size_t{0}};
+  Handler streamed = [&after](Request&, ResponseWriter& w) {
+    w.write(std::string(5000, 'a'));  // past the 4 KiB buffer: the head goes out
+    w.abort();
+    after = w.write("more");
+  };
+  test::RecordedResponse cut = test::serve(streamed, {});
+  EXPECT_EQ(cut.status, 200);
+  EXPECT_EQ(cut.header.get("Transfer-Encoding"), "chunked");
+  EXPECT_EQ(cut.body, std::string(5000, 'a'));
+  EXPECT_EQ(cut.wire.find("\r\n0\r\n\r\n"), std::string::npos) << "a final chunk was sent";
+  EXPECT_TRUE(cut.close);
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.error(), goro::http::errc::aborted);
+
+  // A declared length comes up short.
+  Handler sized = [](Request&, ResponseWriter& w) {
+    w.header().set("Content-Length", "100");
+    w.write(std::string(10, 'b'));
+    (void)w.flush();
+    w.abort();
+  };
+  test::RecordedResponse shorted = test::serve(sized, {});
+  EXPECT_EQ(shorted.header.get("Content-Length"), "100");
+  EXPECT_EQ(shorted.body, std::string(10, 'b'));
+  EXPECT_TRUE(shorted.close);
+
+  // Nothing sent yet (the body was still buffered): no response at all, and
+  // a pipelined request behind it is not served on the closing connection.
+  Handler early = [](Request& req, ResponseWriter& w) {
+    w.write("partial");
+    if (req.path() == "/cut") w.abort();
+  };
+  std::vector<test::RecordedResponse> rs = test::serve_raw(
+      early, "GET /cut HTTP/1.1\r\nHost: x\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].status, 0);
+  EXPECT_EQ(rs[0].wire, "");
+  EXPECT_TRUE(rs[0].close);
+
+  // Through a wrapper, and with a body the server would otherwise answer
+  // 413 for: still nothing on the wire.
+  std::vector<int> writes;
+  Handler drop_big = [](Request& req, ResponseWriter& w) {
+    if (!req.body().read_all()) w.abort();
+  };
+  goro::http::ServerOptions small_bodies;
+  small_bodies.max_body_bytes = 10;
+  goro::http::Header chunked;
+  chunked.set("Transfer-Encoding", "chunked");
+  test::RecordedResponse big = test::serve(
+      goro::http::chain(drop_big, {upper_case(&writes)}),
+      {.method = "POST", .header = chunked, .body = "14\r\n01234567890123456789\r\n0\r\n\r\n"},
+      small_bodies);
+  EXPECT_EQ(big.status, 0);
+  EXPECT_EQ(big.wire, "");
+  EXPECT_TRUE(big.close);
+}
+
 TEST(NestedRouters, EachSeesItsOwnValuesAndTheOuterOnesComeBack) {
   std::vector<std::string> log;
   goro::http::Router inner;

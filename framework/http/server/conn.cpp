@@ -167,9 +167,10 @@ void run_handler(Exchange& x) {
   } catch (...) {
     recover_from_panic(x, "unknown exception");
   }
-  // The body failed (too large, malformed) and the handler said nothing:
-  // answer with the parser's status, as the server would have at the head.
-  if (x.status == 0 && x.body_error_status != 0) {
+  // The body failed (too large, malformed) and the handler said nothing
+  // (and did not abort): answer with the parser's status, as the server
+  // would have at the head.
+  if (x.status == 0 && x.body_error_status != 0 && !x.aborted) {
     const int status = x.body_error_status;
     http::error(w, fmt::format("{} {}", status, status_text(status)), status);
   }
@@ -327,6 +328,9 @@ void drop_after_exception(Exchange& x, std::string_view what) noexcept {
 
 }  // namespace
 
+// By value: the connection goroutine owns its references to the server and
+// the entry for as long as it runs (the server may drop its own meanwhile).
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) {
   ServerState& s = *sp;
   HttpMetrics& m = http_metrics();

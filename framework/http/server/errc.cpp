@@ -24,6 +24,8 @@ class HttpCategory : public std::error_category {
         return "http: response header already written";
       case errc::invalid_json:
         return "http: request body is not valid JSON";
+      case errc::aborted:
+        return "http: response aborted";
     }
     return "http: unknown error";
   }

@@ -119,7 +119,9 @@ struct Exchange {
   std::size_t body_buf_len = 0;  // as body_buf.size(), but counted for HEAD too
   std::size_t written = 0;       // body bytes the handler wrote
   bool close_after = false;      // close the connection after this response
-  bool aborted = false;          // the handler threw after the head went out
+  // The response was cut short: ResponseWriter::abort(), or the handler threw
+  // after the head went out. Nothing more is sent; the connection closes.
+  bool aborted = false;
   std::error_code write_error;
 
   void reset_request();

@@ -262,6 +262,18 @@ void ResponseWriter::close_connection() {
   x_->close_after = true;
 }
 
+void ResponseWriter::abort() {
+  if (inner_ != nullptr) return inner_->abort();
+  Exchange& x = *x_;
+  x.aborted = true;  // finish_response adds nothing
+  x.close_after = true;
+  if (!x.write_error) x.write_error = make_error_code(errc::aborted);
+  if (!x.head_sent) {  // the buffered response never goes out
+    x.body_buf.clear();
+    x.body_buf_len = 0;
+  }
+}
+
 namespace detail {
 
 void finish_response(Exchange& x) {

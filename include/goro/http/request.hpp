@@ -49,6 +49,7 @@ enum class errc {
   content_length,      // the handler wrote more than its declared Content-Length
   header_written,      // the response header was already sent
   invalid_json,        // read_json: the body is not JSON (400)
+  aborted,             // ResponseWriter::abort() cut the response short
 };
 const std::error_category& http_category() noexcept;
 inline std::error_code make_error_code(errc e) noexcept {

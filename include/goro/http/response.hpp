@@ -105,6 +105,14 @@ class ResponseWriter {
   // "Connection: close" if the header has not gone out yet).
   virtual void close_connection();
 
+  // Cuts the response short (Go's panic(http.ErrAbortHandler)): nothing more
+  // is sent and the connection closes after what already went out, so the
+  // client can tell a cut body from a whole one: a chunked body lacks its
+  // final chunk, a Content-Length body comes up short, and a response whose
+  // header was still buffered is not sent at all. Later write() and flush()
+  // calls fail with http::errc::aborted.
+  virtual void abort();
+
   // A writer that wraps `*inner` (which must outlive it): each operation a
   // derived class does not override, or calls on the base, passes to it.
   explicit ResponseWriter(ResponseWriter* inner) : inner_(inner) {}
