@@ -31,9 +31,13 @@
 // wrapper; transforming the body (compression, a digest) does. A wrapper must
 // hand every byte it holds back to the inner writer before the middleware
 // returns: the server finishes the response from the innermost writer, so
-// bytes a wrapper still holds then are lost. A derived class that overrides
-// write(std::string_view) adds `using ResponseWriter::write;` to keep the
-// byte-span overload, which calls it.
+// bytes a wrapper still holds then are lost. A wrapper that changes the
+// body's length (compression) removes the handler's Content-Length before
+// the header goes out: in its write_header(), and in its first write() or
+// flush() when status() is still 0 (the handler never called write_header).
+// A derived class that overrides write(std::string_view) adds
+// `using ResponseWriter::write;` to keep the byte-span overload, which calls
+// it.
 //
 // Example:
 //   // Upper-cases every body byte its handler writes.
@@ -49,7 +53,6 @@
 //   };
 //   goro::http::Middleware upper = [](goro::http::Handler next) -> goro::http::Handler {
 //     return [next = std::move(next)](goro::http::Request& req, goro::http::ResponseWriter& w) {
-//       w.header().del("Content-Length");  // the handler's length may not hold
 //       Upper u(&w);
 //       next(req, u);
 //     };
