@@ -38,7 +38,7 @@ TEST(ParserHead, HeaderListIsCaseInsensitiveAndMultiValued) {
   ASSERT_EQ(r.event, ParseEvent::kHead);
   const HeaderList& h = p.head().headers;
   EXPECT_EQ(h.count("x-A"), 2u);
-  EXPECT_EQ(h.get("X-a").value(), "1");
+  EXPECT_EQ(h.get("X-a").value_or("<absent>"), "1");
   EXPECT_TRUE(h.has_token("connection", "keep-alive"));
   EXPECT_FALSE(h.get("Missing").has_value());
 }
@@ -129,6 +129,36 @@ TEST(ParserChunked, DechunksBodyAndReportsTrailers) {
   EXPECT_EQ(m.trailers, trailers);
   EXPECT_TRUE(m.ended);
   EXPECT_TRUE(t.unread.empty());
+}
+
+// The head's views stay valid through the body and the trailers, up to the
+// next message: a handler (and the access log after it) reads the method
+// after draining a chunked body. The trailer section once reused the head's
+// buffer, and the method read "\r\n\0T" afterwards.
+TEST(ParserChunked, HeadStaysReadableAfterBodyAndTrailers) {
+  for (const char* trailer : {"", "X-Checksum: abc\r\n"}) {
+    SCOPED_TRACE(trailer);
+    RequestParser p;
+    const std::string wire = std::string(
+                                 "POST /upload?x=1 HTTP/1.1\r\nHost: example.com\r\n"
+                                 "Transfer-Encoding: chunked\r\nX-Tag: kept\r\n\r\n"
+                                 "5\r\nhello\r\n0\r\n") +
+                             trailer + "\r\n";
+    std::string_view in = wire;
+    bool ended = false;
+    while (!in.empty() && !ended) {
+      ParseResult r = p.parse(in);
+      ASSERT_NE(r.event, ParseEvent::kError);
+      in.remove_prefix(r.consumed);
+      ended = r.event == ParseEvent::kMessageEnd;
+    }
+    ASSERT_TRUE(ended);
+    const RequestHead& h = p.head();
+    EXPECT_EQ(h.method, "POST");
+    EXPECT_EQ(h.target, "/upload?x=1");
+    EXPECT_EQ(h.host, "example.com");
+    EXPECT_EQ(h.headers.get("X-Tag").value_or(""), "kept");
+  }
 }
 
 TEST(ParserChunked, TransferEncodingValueIsCaseInsensitive) {

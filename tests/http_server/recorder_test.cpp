@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "goro/goro.hpp"
@@ -92,7 +94,7 @@ TEST(Recorder, MiddlewareChainRecoversAndTagsRequests) {
   };
   std::vector<std::string> order;
   goro::http::Middleware trace = [&](goro::http::Handler next) -> goro::http::Handler {
-    return [&order, next](Request& req, ResponseWriter& w) {
+    return [&order, next = std::move(next)](Request& req, ResponseWriter& w) {
       order.push_back("in " + std::string(req.path()));
       next(req, w);
       order.push_back(fmt::format("out {}", w.status()));
@@ -114,6 +116,41 @@ TEST(Recorder, MiddlewareChainRecoversAndTagsRequests) {
   EXPECT_EQ(order[0], "in /fine");
   EXPECT_EQ(order[2], "in /boom");
   EXPECT_EQ(order[3], "out 500");  // recover sits inside trace
+}
+
+// Every request field reads the same after the handler drained the body,
+// chunked or fixed-length, of many sizes, and with a pipelined request
+// behind it (the head's storage outlives the body's reads).
+TEST(Recorder, RequestFieldsSurviveDrainingTheBody) {
+  goro::http::Handler h = [](Request& req, ResponseWriter& w) {
+    auto body = req.body().read_all();
+    if (!body) return;
+    w.write(fmt::format("{} {} {} {} {} {} {} {}", req.method(), req.target(), req.path(),
+                        req.query("q"), req.host(), req.header("X-Tag"), req.proto(),
+                        body->size()));
+  };
+  for (std::size_t size : {0, 1, 5, 4095, 4096, 70'000}) {
+    const std::string body(size, 'b');
+    std::string chunked;
+    for (std::size_t at = 0; at < size; at += 1000) {
+      const std::size_t n = std::min<std::size_t>(1000, size - at);
+      chunked += fmt::format("{:x}\r\n{}\r\n", n, body.substr(at, n));
+    }
+    chunked += "0\r\nX-Trailer: t\r\n\r\n";
+    const std::string want = fmt::format("POST /p/a?q=v /p/a v h.example tag HTTP/1.1 {}", size);
+    const std::string head = "POST /p/a?q=v HTTP/1.1\r\nHost: h.example\r\nX-Tag: tag\r\n";
+    const std::string next = "GET /next HTTP/1.1\r\nHost: h.example\r\nX-Tag: n\r\n\r\n";
+    for (bool is_chunked : {true, false}) {
+      SCOPED_TRACE(fmt::format("size {} chunked {}", size, is_chunked));
+      const std::string wire =
+          is_chunked ? fmt::format("{}Transfer-Encoding: chunked\r\n\r\n{}{}", head, chunked, next)
+                     : fmt::format("{}Content-Length: {}\r\n\r\n{}{}", head, size, body, next);
+      std::vector<test::RecordedResponse> rs = test::serve_raw(h, wire);
+      ASSERT_EQ(rs.size(), 2u);
+      EXPECT_EQ(rs[0].body, want);
+      EXPECT_EQ(rs[1].body, "GET /next /next  h.example n HTTP/1.1 0");
+    }
+  }
 }
 
 TEST(Recorder, RawBytesPipelinedAndMalformed) {

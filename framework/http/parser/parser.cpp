@@ -10,8 +10,11 @@
 // into the caller's buffer.
 //
 // # Sections
-// Head and trailer bytes go through SectionScanner into State::section and are
-// handed to llhttp whole (see section_scanner.hpp for why). Body bytes go to
+// Head and trailer bytes go through SectionScanner into State::section (the
+// head) or State::trailer_section and are handed to llhttp whole (see
+// section_scanner.hpp for why). The head's views point into `section`, so
+// the trailers have a buffer of their own: the head stays readable until
+// the next message begins, after its body and trailers too. Body bytes go to
 // llhttp straight from the caller's buffer, and body pieces are views of it.
 //
 // # Upgrades
@@ -107,6 +110,7 @@ struct RequestParser::State {
   // Clears the previous message, keeping every buffer's capacity.
   void begin_message() {
     section.clear();
+    trailer_section.clear();
     HeaderList headers = std::move(head.headers);
     headers.clear();
     head = RequestHead{};
@@ -136,7 +140,7 @@ struct RequestParser::State {
 
   void start_trailers() {
     phase = Phase::kTrailers;
-    section.clear();
+    trailer_section.clear();
     scanner.reset(SectionScanner::Kind::kTrailers, limits);
   }
 
@@ -285,12 +289,14 @@ struct RequestParser::State {
   // The previous message has ended but its head is still readable; the next
   // parse() in the head phase clears it first.
   bool head_is_stale = true;
-  std::string section;  // raw bytes of the head or trailer section being parsed
+  std::string section;          // raw bytes of the head (head's views point here)
+  std::string trailer_section;  // raw bytes of a chunked body's trailer section
   RequestHead head;
   HeaderList trailers;
   FieldTally tally;
   ParseError error;
-  // The field llhttp is delivering, as views into `section`.
+  // The field llhttp is delivering, as views into `section` or
+  // `trailer_section`.
   std::string_view field_name;
   std::string_view field_value;
   // Set by a callback right before it returns HPE_PAUSED; read by run_llhttp.
@@ -348,18 +354,19 @@ ParseResult RequestParser::parse(std::string_view input) {
       case Phase::kTrailers: {
         if (s.phase == Phase::kHead && s.head_is_stale) s.begin_message();
         if (rest.empty()) return r;
-        SectionScanner::Step step = s.scanner.scan(rest, s.section);
+        std::string& raw = s.phase == Phase::kHead ? s.section : s.trailer_section;
+        SectionScanner::Step step = s.scanner.scan(rest, raw);
         r.consumed += step.consumed;
         if (step.error.status != 0) return s.fail(step.error, r);
         if (!step.complete) return r;
         if (s.phase == Phase::kHead) {
           if (auto err = s.start_head()) return s.fail(*err, r);
         }
-        State::Ran ran = s.run_llhttp(s.section);
+        State::Ran ran = s.run_llhttp(raw);
         if (ran.event == Pending::kError) return s.fail(s.error, r);
         // llhttp stops exactly at the section's end: after the head it pauses
         // in on_headers_complete, after trailers in on_message_complete.
-        if (ran.used != s.section.size()) return s.fail(kHeadNotConsumed, r);
+        if (ran.used != raw.size()) return s.fail(kHeadNotConsumed, r);
         if (ran.event == Pending::kHead) {
           s.phase = Phase::kBody;
           r.event = ParseEvent::kHead;
