@@ -94,12 +94,45 @@ TEST(GoroHello, ChunkedUpload50MiBThroughEcho) {
   std::remove(file.c_str());
 }
 
+// A chunked upload that passes the body limit after the echo's 200 began
+// streaming: the response is cut visibly (no final chunk, connection
+// closed), so the client cannot take the truncated echo for the whole one.
+TEST(GoroHello, EchoCutByTheBodyLimitHasNoFinalChunk) {
+  Hello h({"--max_body_bytes", "64KiB"});
+  ASSERT_GT(h.port, 0);
+  const std::string script = R"PY(
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(20)
+piece = b"x" * 40960
+s.sendall(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" +
+          b"a000\r\n" + piece + b"\r\n" + b"a000\r\n" + piece + b"\r\n0\r\n\r\n")
+got = b""
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+except ConnectionResetError:
+    pass
+head, _, body = got.partition(b"\r\n\r\n")
+print(head.split(b"\r\n")[0].decode(), b"chunked" in head.lower(), len(body) > 40960,
+      body.endswith(b"0\r\n\r\n"))
+)PY";
+  std::ofstream("/tmp/goro_echo_cut_test.py") << script;
+  // Status line, chunked, the first 40 KiB echoed, no final chunk.
+  EXPECT_EQ(run("python3 /tmp/goro_echo_cut_test.py " + std::to_string(h.port)),
+            "HTTP/1.1 200 OK True True False\n");
+}
+
 TEST(GoroHello, GracefulShutdownUnderSigterm) {
   GORO_SKIP_SIGNAL_TIMING_UNDER_TSAN();
   Hello h;
   ASSERT_GT(h.port, 0);
   constexpr int kRequests = 50;
   std::vector<std::thread> clients;
+  clients.reserve(kRequests);
   std::atomic<int> ok{0};
   for (int i = 0; i < kRequests; ++i) {
     clients.emplace_back([&] {
