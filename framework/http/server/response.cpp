@@ -150,14 +150,12 @@ Result<void> emit_body(Exchange& x, std::string_view data) {
   return {};
 }
 
-// Sends the head and what the handler wrote before it. body_buf keeps its
-// capacity for the connection's next response.
+// Sends the head and what the handler wrote before it (emit_body copies or
+// writes it out and never touches body_buf). body_buf keeps its capacity
+// for the connection's next response.
 Result<void> commit_buffered(Exchange& x, bool finishing) {
   commit_head(x, finishing);
-  std::string buffered = std::move(x.body_buf);
-  x.body_buf.clear();
-  Result<void> r = emit_body(x, buffered);
-  x.body_buf = std::move(buffered);
+  Result<void> r = emit_body(x, x.body_buf);
   x.body_buf.clear();
   return r;
 }
