@@ -168,6 +168,42 @@ TEST_F(FileThroughWrapper, FileServerBodyPassesTheWrapper) {
   EXPECT_EQ(direct.body, content_);
 }
 
+// A file that shrinks while it is copied through a wrapper that streams
+// (chunked: it dropped the length) is cut visibly: no final chunk.
+TEST_F(FileThroughWrapper, FileShrinkingUnderACopyCutsTheResponse) {
+  class Shrinker : public ResponseWriter {
+   public:
+    Shrinker(ResponseWriter* inner, std::filesystem::path file)
+        : ResponseWriter(inner), file_(std::move(file)) {}
+    void write_header(int status) override {
+      header().del("Content-Length");  // as a length-changing wrapper does
+      ResponseWriter::write_header(status);
+    }
+    using ResponseWriter::write;
+    WriteResult write(std::string_view data) override {
+      std::filesystem::resize_file(file_, 10);  // after the first piece
+      return ResponseWriter::write(data);
+    }
+
+   private:
+    std::filesystem::path file_;
+  };
+  const std::filesystem::path page = dir_ / "page.txt";
+  Middleware shrink = [page](Handler next) -> Handler {
+    return [page, next = std::move(next)](Request& req, ResponseWriter& w) {
+      Shrinker s(&w, page);
+      next(req, s);
+    };
+  };
+  test::RecordedResponse r = test::serve(goro::http::chain(goro::http::file_server(dir_), {shrink}),
+                                         {.target = "/page.txt"});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header.get("Transfer-Encoding"), "chunked");
+  EXPECT_EQ(r.body, std::string(64 << 10, 'q'));  // the first piece only
+  EXPECT_EQ(r.wire.find("\r\n0\r\n\r\n"), std::string::npos) << "a final chunk was sent";
+  EXPECT_TRUE(r.close);
+}
+
 TEST(Abort, ACutResponseIsTellableFromAWholeOne) {
   // Streaming (chunked): what went out stays, the final chunk never comes.
   goro::Result<std::size_t> after{std::size_t{0}};

@@ -113,7 +113,7 @@ void copy_file_body(ResponseWriter& w, fs::File& file, std::uint64_t offset, std
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length, buf.size()));
     auto n = file.pread(std::span<char>(buf.data(), want), offset);
     if (!n || *n == 0) {
-      w.close_connection();  // the file shrank or failed: the length cannot be kept
+      w.abort();  // the file shrank or failed: cut the response visibly
       return;
     }
     if (!w.write(std::string_view(buf.data(), *n))) return;
