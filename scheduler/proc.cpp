@@ -109,9 +109,12 @@ void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
     goro::gomaxprocs::Resolution r = goro::gomaxprocs::resolve_default();
     maxprocs = r.procs;
     sched.maxprocs_explicit.store(r.from_env);
+    sched.maxprocs_source.store(maxprocs_source_of(r));
   } else {
     sched.maxprocs_explicit.store(true);
+    sched.maxprocs_source.store(static_cast<int>(MaxprocsSource::kExplicit));
   }
+  sched.memory_limit.store(goro::gomaxprocs::MemoryLimitReader().read());
   maxprocs = std::min(maxprocs, AllP::kMax);
   sched.gomaxprocs.store(maxprocs);
   {

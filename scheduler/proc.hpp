@@ -4,6 +4,10 @@
 
 #include "scheduler/sched.hpp"
 
+namespace goro::gomaxprocs {
+struct Resolution;
+}
+
 namespace goro::detail {
 
 // sched.cpp
@@ -161,6 +165,10 @@ void retire_idle_locked(P* p);  // sched.lock held; p is not on the idle list
 void flush_moved_timers();      // after a retirement, sched.lock not held (procresize.cpp)
 int resize_procs(int n);        // returns the previous count
 void sysmon_update_maxprocs();
+// sysmon, at most once a second: re-read the cgroup memory limit.
+void sysmon_update_memory_limit();
+// The MaxprocsSource (as int) a resolution stands for.
+int maxprocs_source_of(const goro::gomaxprocs::Resolution& r);
 void gfree_spill_locked(P* p);  // galloc.cpp: p's dead-G cache to the global one
 
 // sysmon.cpp

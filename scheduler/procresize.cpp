@@ -177,7 +177,20 @@ void sysmon_update_maxprocs() {
   static thread_local goro::gomaxprocs::Resolver resolver;
   goro::gomaxprocs::Resolution r = resolver.resolve();
   if (r.from_env) return;
+  sched.maxprocs_source.store(maxprocs_source_of(r), std::memory_order_relaxed);
   if (r.procs != sched.gomaxprocs.load(std::memory_order_relaxed)) resize_procs(r.procs);
+}
+
+void sysmon_update_memory_limit() {
+  static thread_local goro::gomaxprocs::MemoryLimitReader reader;
+  sched.memory_limit.store(reader.read(), std::memory_order_relaxed);
+}
+
+int maxprocs_source_of(const goro::gomaxprocs::Resolution& r) {
+  if (r.from_env) return static_cast<int>(MaxprocsSource::kEnv);
+  // The cgroup decided when its cap is below the CPUs seen.
+  if (r.cgroup_limit >= 0 && r.procs < r.affinity) return static_cast<int>(MaxprocsSource::kCgroup);
+  return static_cast<int>(MaxprocsSource::kAffinity);
 }
 
 }  // namespace goro::detail
@@ -189,6 +202,7 @@ int set_maxprocs(int n) {
   if (sched.allp.empty()) throw std::logic_error("goro::set_maxprocs: no runtime is running");
   if (n <= 0) return maxprocs();
   sched.maxprocs_explicit.store(true);
+  sched.maxprocs_source.store(static_cast<int>(MaxprocsSource::kExplicit));
   return resize_procs(n);
 }
 
@@ -197,6 +211,7 @@ void reset_maxprocs() {
   if (sched.allp.empty()) throw std::logic_error("goro::reset_maxprocs: no runtime is running");
   goro::gomaxprocs::Resolution r = goro::gomaxprocs::resolve_default();
   sched.maxprocs_explicit.store(r.from_env);
+  sched.maxprocs_source.store(maxprocs_source_of(r));
   resize_procs(r.procs);
 }
 

@@ -274,6 +274,12 @@ struct Sched {
   // maxprocs was set explicitly (Options, GOMAXPROCS, set_maxprocs): sysmon
   // does not follow the CPU limit.
   std::atomic<bool> maxprocs_explicit{false};
+  // Where gomaxprocs came from (goro::MaxprocsSource), for stats() and logs;
+  // written with it by init, set_maxprocs, reset_maxprocs and sysmon.
+  std::atomic<int> maxprocs_source{0};
+  // The cgroup memory limit in bytes (0: none): read at init, re-read by
+  // sysmon once a second (config/maxprocs MemoryLimitReader).
+  std::atomic<std::uint64_t> memory_limit{0};
   std::vector<std::unique_ptr<M>> allm;  // (lock)
   std::atomic<int> mcount{0};
   int max_threads = 10000;

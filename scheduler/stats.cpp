@@ -1,14 +1,88 @@
-// goro::stats(): a snapshot of the runtime's counters.
+// goro::stats(): a snapshot of the runtime's counters; memory_usage().
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+
 #include "goro/runtime.hpp"
 #include "scheduler/proc.hpp"
 
 namespace goro {
+
+namespace {
+
+// The resident set size from /proc/self/statm ("size resident shared ..."
+// in pages); 0 when it cannot be read.
+std::uint64_t read_rss() {
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  ssize_t n = -1;
+  do {
+    n = ::read(fd, buf, sizeof buf);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n <= 0) return 0;
+  const char* p = buf;
+  const char* end = buf + n;
+  while (p < end && *p != ' ')  // skip size
+    ++p;
+  std::uint64_t pages = 0;
+  if (p == end || std::from_chars(p + 1, end, pages).ec != std::errc{}) return 0;
+  static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  return pages * page;
+}
+
+// The last RSS reading and when it was taken (nanotime). Readers share it
+// for kRssMaxAge; the caller that wins the CAS on rss_time re-reads. Relaxed
+// is enough: each value is a self-contained sample, and a reader that sees
+// the new time with the old size merely reports a reading ≤ 10 ms older.
+constexpr std::int64_t kRssMaxAge = 10'000'000;
+std::atomic<std::uint64_t> rss_cached{0};
+std::atomic<std::int64_t> rss_time{0};
+
+std::uint64_t rss_now() {
+  const std::int64_t now = detail::nanotime();
+  std::int64_t last = rss_time.load(std::memory_order_relaxed);
+  if (last != 0 && now - last < kRssMaxAge) return rss_cached.load(std::memory_order_relaxed);
+  if (rss_time.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    rss_cached.store(read_rss(), std::memory_order_relaxed);
+  }
+  return rss_cached.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::string_view to_string(MaxprocsSource s) {
+  switch (s) {
+    case MaxprocsSource::kAffinity:
+      return "affinity";
+    case MaxprocsSource::kCgroup:
+      return "cgroup";
+    case MaxprocsSource::kEnv:
+      return "env";
+    case MaxprocsSource::kExplicit:
+      return "explicit";
+  }
+  return "unknown";
+}
+
+MemoryUsage memory_usage() {
+  MemoryUsage u;
+  if (detail::sched.allp.empty()) return u;  // no runtime running
+  u.limit_bytes = detail::sched.memory_limit.load(std::memory_order_relaxed);
+  u.rss_bytes = rss_now();
+  return u;
+}
 
 RuntimeStats stats() {
   using namespace detail;
   RuntimeStats s;
   s.goroutines = num_goroutines();
   s.maxprocs = static_cast<std::uint64_t>(sched.gomaxprocs.load());
+  s.maxprocs_source = static_cast<MaxprocsSource>(sched.maxprocs_source.load());
   s.idle_procs = static_cast<std::uint64_t>(sched.npidle.load());
   s.spinning_threads = static_cast<std::uint64_t>(sched.nmspinning.load());
   s.global_runq = static_cast<std::uint64_t>(sched.runq_size());
@@ -36,6 +110,9 @@ RuntimeStats stats() {
   s.netpoll_wakes = sched.netpoll_wakes.load();
   s.handoffs = sched.handoffs.load();
   if (sched.allp.empty()) return s;  // no runtime running
+  MemoryUsage mem = memory_usage();
+  s.memory_limit_bytes = mem.limit_bytes;
+  s.rss_bytes = mem.rss_bytes;
   StackPoolStats st = stack_pool().stats();
   s.stacks_live = st.live;
   s.stacks_guard_install = st.guard_install;

@@ -231,6 +231,7 @@ void loop() {
     if (now - last_maxprocs_check >= kMaxprocsCheck) {
       last_maxprocs_check = now;
       sysmon_update_maxprocs();
+      sysmon_update_memory_limit();
     }
     if (now - last_scavenge >= kScavengePeriod) {
       last_scavenge = now;

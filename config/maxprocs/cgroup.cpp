@@ -120,7 +120,7 @@ std::int64_t Quota::ceil_cpus() const {
   return static_cast<std::int64_t>((static_cast<__int128>(quota_us) + period_us - 1) / period_us);
 }
 
-std::optional<Membership> parse_proc_cgroup(std::string_view text) {
+std::optional<Membership> parse_proc_cgroup(std::string_view text, std::string_view controller) {
   std::optional<Membership> v2;
   std::optional<Membership> v1;
   for_each_line(text, [&](std::string_view line) {
@@ -136,7 +136,7 @@ std::optional<Membership> parse_proc_cgroup(std::string_view text) {
     if (path.empty() || path.front() != '/') return;
     if (id == "0" && controllers.empty()) {
       v2 = Membership{CgroupVersion::kV2, std::string(path)};
-    } else if (has_token(controllers, "cpu")) {
+    } else if (has_token(controllers, controller)) {
       v1 = Membership{CgroupVersion::kV1, std::string(path)};
     }
   });
@@ -165,7 +165,8 @@ std::string unescape_mount_field(std::string_view field) {
   return out;
 }
 
-std::optional<Mount> find_mount(std::string_view mountinfo, const Membership& m) {
+std::optional<Mount> find_mount(std::string_view mountinfo, const Membership& m,
+                                std::string_view controller) {
   std::optional<Mount> best;
   for_each_line(mountinfo, [&](std::string_view line) {
     // "id parent maj:min root mountpoint options [optional...] - fstype source superopts"
@@ -176,8 +177,9 @@ std::optional<Mount> find_mount(std::string_view mountinfo, const Membership& m)
     if (dash + 3 >= f.size()) return;  // no separator, or fewer than 3 fields after it
     std::string_view fstype = f[dash + 1];
     std::string_view superopts = f[dash + 3];
-    bool match = m.version == CgroupVersion::kV1 ? fstype == "cgroup" && has_token(superopts, "cpu")
-                                                 : fstype == "cgroup2";
+    bool match = m.version == CgroupVersion::kV1
+                     ? fstype == "cgroup" && has_token(superopts, controller)
+                     : fstype == "cgroup2";
     if (!match) return;
     Mount candidate{unescape_mount_field(f[4]), unescape_mount_field(f[3])};
     if (!components_below(candidate.root, m.path)) return;
@@ -223,6 +225,21 @@ LevelLimit parse_cfs(std::string_view quota_text, std::string_view period_text) 
   return {LevelStatus::kLimited, {*quota, *period}};
 }
 
+MemoryLevel parse_memory_max(std::string_view text) {
+  std::string_view t = trim(text);
+  if (t == "max") return {LevelStatus::kUnlimited, 0};
+  auto v = parse_int(t);
+  if (!v || *v < 0) return {LevelStatus::kMalformed, 0};
+  return {LevelStatus::kLimited, static_cast<std::uint64_t>(*v)};
+}
+
+MemoryLevel parse_memory_limit_in_bytes(std::string_view text) {
+  auto v = parse_int(trim(text));
+  if (!v || *v < 0) return {LevelStatus::kMalformed, 0};
+  if (*v >= (std::int64_t{1} << 62)) return {LevelStatus::kUnlimited, 0};
+  return {LevelStatus::kLimited, static_cast<std::uint64_t>(*v)};
+}
+
 bool read_bounded(const std::string& path, std::size_t limit, std::string& out) {
   out.clear();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -262,8 +279,8 @@ bool CgroupReader::discover(const Membership& m, const Log& debug) {
   }
   auto mount = find_mount(mountinfo, m);
   if (!mount) {
-    debug(fmt::format("maxprocs: no cgroup {} cpu mount contains {}: no cgroup limit",
-                      version_name(m.version), m.path));
+    debug(fmt::format("maxprocs: no cgroup {} {} mount contains {}: no cgroup limit",
+                      version_name(m.version), controller_, m.path));
     return false;
   }
   Mount physical{under_root(mount->mount_point), mount->root};
@@ -274,38 +291,44 @@ bool CgroupReader::discover(const Membership& m, const Log& debug) {
   return !dirs_.empty();
 }
 
-CgroupLimit CgroupReader::read(const Log& debug) {
+std::optional<CgroupVersion> CgroupReader::locate(const Log& debug) {
   std::string text;
   if (!read_bounded(under_root("/proc/self/cgroup"), kProcCgroupLimit, text)) {
     debug("maxprocs: cannot read /proc/self/cgroup: no cgroup limit");
     membership_.reset();
     dirs_.clear();
-    return {};
+    return std::nullopt;
   }
-  auto m = parse_proc_cgroup(text);
+  auto m = parse_proc_cgroup(text, controller_);
   if (!m) {
-    debug("maxprocs: no cpu cgroup in /proc/self/cgroup: no cgroup limit");
+    debug(fmt::format("maxprocs: no {} cgroup in /proc/self/cgroup: no cgroup limit", controller_));
     membership_.reset();
     dirs_.clear();
-    return {};
+    return std::nullopt;
   }
   // Re-discover when we moved, or when our directory vanished (the cgroup was
   // removed or renamed under us). A failed discovery is cached for the same
-  // membership, so a host without a cpu mount does not re-parse mountinfo.
+  // membership, so a host without the controller's mount does not re-parse
+  // mountinfo.
   bool moved = membership_ != m;
   bool vanished = !moved && !dirs_.empty() && !directory_exists(dirs_.front());
   if (moved || vanished) {
     if (vanished) debug(fmt::format("maxprocs: {} vanished, re-discovering", dirs_.front()));
-    if (!discover(*m, debug)) return {};
+    if (!discover(*m, debug)) return std::nullopt;
   }
-  if (dirs_.empty()) return {};
+  if (dirs_.empty()) return std::nullopt;
+  return m->version;
+}
 
+CgroupLimit CgroupReader::read(const Log& debug) {
+  std::optional<CgroupVersion> version = locate(debug);
+  if (!version) return {};
   CgroupLimit result;
-  result.version = m->version;
+  result.version = *version;
   std::string value, period;
   for (const std::string& dir : dirs_) {
     LevelLimit level;
-    if (m->version == CgroupVersion::kV2) {
+    if (*version == CgroupVersion::kV2) {
       if (!read_bounded(dir + "/cpu.max", kValueLimit, value)) continue;
       level = parse_cpu_max(value);
     } else {
@@ -320,6 +343,31 @@ CgroupLimit CgroupReader::read(const Log& debug) {
     if (level.status != LevelStatus::kLimited) continue;
     if (!result.quota || level.quota.tighter_than(*result.quota)) {
       result.quota = level.quota;
+      result.directory = dir;
+    }
+  }
+  return result;
+}
+
+MemoryLimit CgroupReader::read_memory(const Log& debug) {
+  std::optional<CgroupVersion> version = locate(debug);
+  if (!version) return {};
+  MemoryLimit result;
+  result.version = *version;
+  std::string value;
+  for (const std::string& dir : dirs_) {
+    const bool v2 = *version == CgroupVersion::kV2;
+    if (!read_bounded(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"), kValueLimit, value)) {
+      continue;  // the v2 root has no memory.max
+    }
+    MemoryLevel level = v2 ? parse_memory_max(value) : parse_memory_limit_in_bytes(value);
+    if (level.status == LevelStatus::kMalformed) {
+      debug(fmt::format("maxprocs: malformed memory limit in {}: ignored", dir));
+      continue;
+    }
+    if (level.status != LevelStatus::kLimited) continue;
+    if (!result.bytes || level.bytes < *result.bytes) {
+      result.bytes = level.bytes;
       result.directory = dir;
     }
   }

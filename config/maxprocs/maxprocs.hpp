@@ -42,6 +42,7 @@
 // throws out of resolve().
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -109,5 +110,28 @@ class Resolver {
 
 // Convenience for the runtime's startup: Resolver{}.resolve().
 Resolution resolve_default() noexcept;
+
+// The process's memory limit: the smallest hard limit (v2 memory.max, v1
+// memory.limit_in_bytes) over its memory cgroup and every ancestor, found as
+// the CPU limit is (cgroup.hpp). Not thread-safe, like Resolver: the runtime's
+// sysmon owns one and re-reads it once a second, so a limit raised or lowered
+// live (a Kubernetes in-place resize) is followed. Problems with the files
+// mean "no limit", never an error.
+class MemoryLimitReader {
+ public:
+  explicit MemoryLimitReader(std::string root = "/");
+  ~MemoryLimitReader();
+  MemoryLimitReader(MemoryLimitReader&&) noexcept;
+  MemoryLimitReader& operator=(MemoryLimitReader&&) noexcept;
+
+  // Bytes, or 0 when no level of the ancestry sets a limit. Never throws.
+  std::uint64_t read() noexcept;
+  // Where the last read() found its limit ("" if none).
+  const std::string& directory() const { return directory_; }
+
+ private:
+  std::unique_ptr<detail::CgroupReader> cgroup_;
+  std::string directory_;
+};
 
 }  // namespace goro::gomaxprocs

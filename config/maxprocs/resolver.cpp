@@ -99,6 +99,7 @@ std::string Resolution::explain() const {
 
 Resolver::Resolver(std::string root, EnvLookup env)
     : root_(std::move(root)),
+      // NOLINTNEXTLINE(concurrency-mt-unsafe): read-only; goro never calls setenv
       env_(env ? std::move(env) : EnvLookup([](const char* n) { return std::getenv(n); })),
       cgroup_(std::make_unique<detail::CgroupReader>(root_)) {}
 
@@ -194,6 +195,28 @@ Resolution Resolver::resolve_or_throw() {
 
 Resolution resolve_default() noexcept {
   return Resolver().resolve();
+}
+
+MemoryLimitReader::MemoryLimitReader(std::string root)
+    : cgroup_(std::make_unique<detail::CgroupReader>(std::move(root), "memory")) {}
+MemoryLimitReader::~MemoryLimitReader() = default;
+MemoryLimitReader::MemoryLimitReader(MemoryLimitReader&&) noexcept = default;
+MemoryLimitReader& MemoryLimitReader::operator=(MemoryLimitReader&&) noexcept = default;
+
+std::uint64_t MemoryLimitReader::read() noexcept {
+  // The files probed (some missing by design) must not change the caller's
+  // errno: goro::run calls this on the program's own thread.
+  const int saved_errno = errno;
+  std::uint64_t bytes = 0;
+  try {
+    detail::MemoryLimit limit = cgroup_->read_memory([](std::string_view) {});
+    directory_ = limit.directory;
+    bytes = limit.bytes.value_or(0);
+  } catch (...) {
+    bytes = 0;  // allocation failed: "no limit", as for any unreadable file
+  }
+  errno = saved_errno;
+  return bytes;
 }
 
 }  // namespace goro::gomaxprocs

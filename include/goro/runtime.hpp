@@ -37,6 +37,7 @@
 #include <functional>
 #include <optional>
 #include <source_location>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -167,17 +168,38 @@ void reset_maxprocs();
 
 // Live goroutines (spawned and not yet finished), including the main one.
 std::size_t num_goroutines();
+// Where maxprocs() came from: the CPU affinity count (or GORO_DEBUG=ncpu),
+// the cgroup CPU quota that lowered it, GOMAXPROCS in the environment, or an
+// explicit Options::maxprocs / set_maxprocs.
+enum class MaxprocsSource { kAffinity, kCgroup, kEnv, kExplicit };
+// "affinity", "cgroup", "env", "explicit".
+std::string_view to_string(MaxprocsSource s);
+// The process's memory now. limit_bytes: the cgroup memory limit, the
+// smallest hard limit over the process's cgroup ancestry (v1 or v2), 0 when
+// none; read at start and re-read by sysmon once a second. rss_bytes: the
+// resident set size from /proc/self/statm, read at most once per 10 ms
+// (calls in between share the last reading), so calling this per request
+// costs two atomic loads. Both 0 when no runtime is running or /proc is
+// unreadable.
+struct MemoryUsage {
+  std::uint64_t limit_bytes = 0;
+  std::uint64_t rss_bytes = 0;
+};
+MemoryUsage memory_usage();
 
 // A snapshot of the runtime's counters (monotonic since goro::run started
 // unless noted "now").
 struct RuntimeStats {
-  std::uint64_t goroutines = 0;        // now
-  std::uint64_t threads = 0;           // Ms created so far that have not exited (now)
-  std::uint64_t maxprocs = 0;          // now
-  std::uint64_t idle_procs = 0;        // now
-  std::uint64_t spinning_threads = 0;  // now
-  std::uint64_t idle_threads = 0;      // now
-  std::uint64_t global_runq = 0;       // now
+  std::uint64_t goroutines = 0;  // now
+  std::uint64_t threads = 0;     // Ms created so far that have not exited (now)
+  std::uint64_t maxprocs = 0;    // now
+  MaxprocsSource maxprocs_source = MaxprocsSource::kAffinity;  // now
+  std::uint64_t memory_limit_bytes = 0;                        // now: memory_usage().limit_bytes
+  std::uint64_t rss_bytes = 0;                                 // now: memory_usage().rss_bytes
+  std::uint64_t idle_procs = 0;                                // now
+  std::uint64_t spinning_threads = 0;                          // now
+  std::uint64_t idle_threads = 0;                              // now
+  std::uint64_t global_runq = 0;                               // now
   std::uint64_t spawns = 0;
   std::uint64_t steals = 0;  // successful steal operations
   std::uint64_t stolen_goroutines = 0;

@@ -46,6 +46,13 @@ std::string metrics_text() {
   metric(out, "goro_goroutines", "gauge", "Live goroutines.", st.goroutines);
   metric(out, "goro_threads", "gauge", "OS threads (Ms) of the runtime.", st.threads);
   metric(out, "goro_maxprocs", "gauge", "Processors (Ps), GOMAXPROCS.", st.maxprocs);
+  fmt::format_to(std::back_inserter(out),
+                 "# HELP goro_maxprocs_source Where maxprocs came from (1 for the source).\n"
+                 "# TYPE goro_maxprocs_source gauge\ngoro_maxprocs_source{{source=\"{}\"}} 1\n",
+                 to_string(st.maxprocs_source));
+  metric(out, "goro_memory_limit_bytes", "gauge",
+         "The cgroup memory limit (smallest over the ancestry); 0: none.", st.memory_limit_bytes);
+  metric(out, "process_resident_memory_bytes", "gauge", "Resident set size.", st.rss_bytes);
   metric(out, "goro_idle_procs", "gauge", "Idle Ps.", st.idle_procs);
   metric(out, "goro_spinning_threads", "gauge", "Ms spinning for work.", st.spinning_threads);
   metric(out, "goro_idle_threads", "gauge", "Ms parked idle.", st.idle_threads);
@@ -79,6 +86,8 @@ std::string metrics_text() {
          m.connections_total.load(rl));
   metric(out, "goro_http_connections_rejected_total", "counter",
          "Connections answered 503 over max_connections.", m.connections_rejected.load(rl));
+  metric(out, "goro_http_requests_shed_total", "counter",
+         "Requests answered 503 by middleware::memory_guard.", m.requests_shed.load(rl));
   out.append(
       "# HELP goro_http_request_duration_seconds Handler latency.\n"
       "# TYPE goro_http_request_duration_seconds histogram\n");
