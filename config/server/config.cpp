@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "config/server/layers.hpp"
@@ -97,6 +98,28 @@ Setting& Setting::env(std::string name) {
   return *this;
 }
 
+Setting& Setting::one_of(std::vector<std::string> choices) {
+  binding_.set = [inner = std::move(binding_.set), choices = std::move(choices)](
+                     const detail::Value& v) -> std::optional<std::string> {
+    const auto* text = std::get_if<std::string>(&v);
+    if (text != nullptr && std::find(choices.begin(), choices.end(), *text) == choices.end()) {
+      return fmt::format("expected one of {}", fmt::join(choices, ", "));
+    }
+    return inner(v);
+  };
+  return *this;
+}
+
+Setting& Setting::range(std::int64_t min, std::int64_t max) {
+  binding_.set = [inner = std::move(binding_.set), min,
+                  max](const detail::Value& v) -> std::optional<std::string> {
+    const auto* i = std::get_if<std::int64_t>(&v);
+    if (i != nullptr && (*i < min || *i > max)) return detail::integer_range_error(min, max);
+    return inner(v);
+  };
+  return *this;
+}
+
 Config::Config(std::string app_name, std::string description)
     : app_(std::move(app_name)), description_(std::move(description)) {}
 Config::~Config() = default;
@@ -138,6 +161,7 @@ Setting& Config::declare(std::string key, std::string help, detail::Binding bind
   auto setting = std::unique_ptr<Setting>(new Setting(key, std::move(help), std::move(binding)));
   setting->env_names_.push_back(env_name_for(key));
   setting->default_ = setting->binding_.get();
+  // NOLINTNEXTLINE(bugprone-unchecked-optional-access): assigned on the line above
   setting->default_text_ = detail::toml_literal(*setting->default_);
   settings_.push_back(std::move(setting));
   return *settings_.back();
@@ -168,10 +192,14 @@ void Config::assign(Setting& s, const std::optional<detail::Value>& value, const
   s.origin_ = origin;
 }
 
+// NOLINTNEXTLINE(readability-function-size): the four layers in order, read top to bottom
 LoadResult Config::load(const std::vector<std::string>& args, EnvLookup env) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read-only; goro never calls setenv
   if (!env) env = [](const char* name) -> const char* { return std::getenv(name); };
   for (const auto& s : settings_) {
-    s->binding_.set(*s->default_);  // cannot fail: it came from the variable itself
+    // Cannot fail: it came from the variable itself; declare() always sets default_.
+    // NOLINTNEXTLINE(bugprone-unchecked-optional-access)
+    s->binding_.set(*s->default_);
     s->source_ = Source::kDefault;
     s->origin_.clear();
   }

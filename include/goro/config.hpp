@@ -125,6 +125,11 @@ class Setting {
  public:
   // Also read this environment variable (after GORO_<KEY>), e.g. "PORT".
   Setting& env(std::string name);
+  // A string setting accepts only these values from any source ("expected
+  // one of text, json, logfmt"); the declared default is not checked.
+  Setting& one_of(std::vector<std::string> choices);
+  // An integer setting accepts only values in [min, max].
+  Setting& range(std::int64_t min, std::int64_t max);
 
   const std::string& key() const { return key_; }
   Source source() const { return source_; }
