@@ -13,18 +13,37 @@
 //
 // # Start-up contract
 //
-// listen_and_serve() prints the bound address ("127.0.0.1:41235") as the
-// first stdout line and flushes it, so a script can start an app on port 0
-// and read where it listens. A listen or serve error goes to stderr as
-// "<app>: listen <addr>: <reason>" or "<app>: serve: <reason>" and main
+// listen_and_serve() makes the first stdout line say where the app listens,
+// flushed, so a script can start an app on port 0 and read the port: with
+// log_format text, the bare bound address ("127.0.0.1:41235"); with json or
+// logfmt, the "listening" record, whose addr field holds it (every stdout
+// line then parses in that format). A listen or serve error goes to stderr
+// as "<app>: listen <addr>: <reason>" or "<app>: serve: <reason>" and main
 // returns 1; a graceful shutdown (SIGTERM/SIGINT) returns 0. Configuration
 // errors exit 2 before any of this (goro::config).
+//
+// # Logs
+//
+// One Logger per process (make_logger) on stdout, in log_format
+// (GORO_LOG_FORMAT: text, json, logfmt) at log_level (GORO_LOG_LEVEL):
+//   info  "listening": app, version, addr, maxprocs and its source
+//         (affinity, cgroup, env, explicit), memory_limit_bytes (0: none),
+//         pid; "shutting down": shutdown_delay and shutdown_timeout (s);
+//         "stopped": requests_drained, connections_forced, seconds since
+//         the shutdown began; "request" per request (access_log), info
+//         "serving again" when memory falls back below the threshold
+//   warn  "memory over the threshold: shedding new requests", at most
+//         once a second
+//   error the server's own diagnostics (accept errors, handler panics)
+// A level above info silences the access log too.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "goro/config.hpp"
 #include "goro/goro.hpp"
@@ -44,8 +63,12 @@ struct ServerSettings {
   std::chrono::milliseconds write_timeout{0};
   std::chrono::milliseconds idle_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds shutdown_timeout = std::chrono::seconds(30);
+  std::chrono::milliseconds shutdown_delay{0};
   int max_connections = 10000;
   bool access_log = false;
+  std::string log_format = "text";
+  std::string log_level = "info";
+  int memory_shed_percent = 90;
 };
 
 // Declares the settings of ServerSettings in `cfg`, in the order above, bound
@@ -59,22 +82,37 @@ goro::Options runtime_options(const ServerSettings& s);
 // http's defaults for the app to set (read_timeout, max_header_bytes, ...).
 goro::http::ServerOptions server_options(const ServerSettings& s);
 
+// The process's log on stdout, in s.log_format at s.log_level (see "Logs").
+std::shared_ptr<goro::http::Logger> make_logger(const ServerSettings& s);
+
+// The server options and the logger together: server_options(s) with the
+// server's diagnostics (error) and shutdown ("shutting down") sent to `log`.
+goro::http::ServerOptions server_options(const ServerSettings& s,
+                                         const std::shared_ptr<goro::http::Logger>& log);
+
 // The optional middleware an app asks for besides logging and recovery.
 struct Observability {
   bool metrics = false;      // middleware::metrics(): the app serves /metrics
   bool request_ids = false;  // middleware::request_id(), with access_log only
+  // Paths memory_guard never sheds (liveness probe, /metrics).
+  std::vector<std::string> shed_exempt;
 };
 
 // `handler` inside the apps' middleware, outermost first: request_id (if
-// asked and access_log), access_log into a LogSink on stdout (if access_log),
-// metrics (if asked), recover, which logs what a handler throws to that sink,
-// or to stderr without access_log.
+// asked and access_log), access_log (if access_log and log_level allows
+// info), metrics (if asked), memory_guard (if memory_shed_percent > 0),
+// recover. All of them log through `log`.
 goro::http::Handler with_middleware(goro::http::Handler handler, const ServerSettings& s,
-                                    Observability o);
+                                    Observability o,
+                                    const std::shared_ptr<goro::http::Logger>& log);
 
-// Listens on srv's address, prints the bound address as the first stdout
-// line, and serves until a graceful shutdown (see "Start-up contract"). The
-// return value is main's exit code. Call from a goroutine.
-int listen_and_serve(std::string_view app, goro::http::Server& srv);
+// memory_shed_percent as the fraction memory_guard and readiness use (0: off).
+double memory_shed_fraction(const ServerSettings& s);
+
+// Listens on srv's address, announces it on stdout, logs the lifecycle and
+// serves until a graceful shutdown (see "Start-up contract"). The return
+// value is main's exit code. Call from a goroutine.
+int listen_and_serve(std::string_view app, goro::http::Server& srv,
+                     const std::shared_ptr<goro::http::Logger>& log);
 
 }  // namespace goro_apps

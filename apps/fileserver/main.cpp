@@ -74,9 +74,10 @@ int main(int argc, char** argv) {
         }
         http::Router r;
         r.handle(mount_pattern(s.prefix), files);
-        http::Server srv(goro_apps::server_options(s.server),
-                         goro_apps::with_middleware(std::move(r), s.server, {}));
-        return goro_apps::listen_and_serve("goro-fileserver", srv);
+        const std::shared_ptr<http::Logger> log = goro_apps::make_logger(s.server);
+        http::Server srv(goro_apps::server_options(s.server, log),
+                         goro_apps::with_middleware(std::move(r), s.server, {}, log));
+        return goro_apps::listen_and_serve("goro-fileserver", srv, log);
       },
       goro_apps::runtime_options(s.server));
 }

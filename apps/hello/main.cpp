@@ -5,16 +5,19 @@
 //   POST /echo        the request body back
 //   GET  /delay?ms=N  sleeps N ms (parked, not blocking a thread), then 200
 //   GET  /healthz     200 ok
-//   GET  /readyz      200 ready; 503 once shutdown has begun
+//   GET  /readyz      200 ready; 503 once shutdown has begun, or while memory
+//                     is over memory_shed_percent of the cgroup limit
 //   GET  /metrics     Prometheus text format
 //
 // Configuration (goro::config: defaults < TOML file < env < flags; --help,
 // --print-config): the HTTP apps' shared settings (addr, also PORT; maxprocs,
-// timeouts, max_connections, access_log: apps/common/http_app.hpp), then
+// timeouts, shutdown_delay, max_connections, access_log, log_format,
+// log_level, memory_shed_percent: apps/common/http_app.hpp), then
 // read_timeout, max_header_bytes, max_body_bytes and max_delay. The first
-// stdout line is the bound address ("127.0.0.1:8080"), flushed, so scripts
-// can start it on port 0 and read where it listens. SIGTERM/SIGINT shut down
-// gracefully; the process then exits 0.
+// stdout line says where it listens (the bare address, or the "listening"
+// record in json/logfmt), flushed, so scripts can start it on port 0.
+// SIGTERM/SIGINT shut down gracefully (after shutdown_delay, /readyz 503
+// meanwhile); the process then exits 0. /healthz and /metrics are never shed.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -43,7 +46,7 @@ struct Settings {
 };
 
 http::Router routes(const std::shared_ptr<http::Server*>& server,
-                    std::chrono::milliseconds max_delay) {
+                    std::chrono::milliseconds max_delay, double shed_fraction) {
   http::Router r;
   r.handle("GET /plaintext", [](http::Request&, http::ResponseWriter& w) {
     w.header().set("Content-Type", "text/plain");
@@ -91,9 +94,10 @@ http::Router routes(const std::shared_ptr<http::Server*>& server,
     w.header().set("Content-Type", "text/plain");
     (void)w.write("ok\n");
   });
-  r.handle("GET /readyz", [server](http::Request&, http::ResponseWriter& w) {
+  r.handle("GET /readyz", [server, shed_fraction](http::Request&, http::ResponseWriter& w) {
     if (*server != nullptr && (*server)->is_shutting_down())
       return http::error(w, "shutting down", 503);
+    if (http::memory_over(shed_fraction)) return http::error(w, "memory pressure", 503);
     w.header().set("Content-Type", "text/plain");
     (void)w.write("ready\n");
   });
@@ -115,16 +119,21 @@ int main(int argc, char** argv) {
 
   return goro::run(
       [&]() -> int {
+        const std::shared_ptr<http::Logger> log = goro_apps::make_logger(s.server);
         auto server_ref = std::make_shared<http::Server*>(nullptr);
-        http::ServerOptions o = goro_apps::server_options(s.server);
+        http::ServerOptions o = goro_apps::server_options(s.server, log);
         o.read_timeout = s.read_timeout;
         o.max_header_bytes = static_cast<std::size_t>(s.max_header_bytes.bytes);
         o.max_body_bytes = s.max_body_bytes.bytes;
-        http::Server srv(std::move(o),
-                         goro_apps::with_middleware(routes(server_ref, s.max_delay), s.server,
-                                                    {.metrics = true, .request_ids = true}));
+        http::Server srv(
+            std::move(o),
+            goro_apps::with_middleware(
+                routes(server_ref, s.max_delay, goro_apps::memory_shed_fraction(s.server)),
+                s.server,
+                {.metrics = true, .request_ids = true, .shed_exempt = {"/healthz", "/metrics"}},
+                log));
         *server_ref = &srv;
-        const int exit_code = goro_apps::listen_and_serve("goro-hello", srv);
+        const int exit_code = goro_apps::listen_and_serve("goro-hello", srv, log);
         *server_ref = nullptr;
         return exit_code;
       },

@@ -28,6 +28,7 @@
 #include "goro/http/file_server.hpp"
 #include "goro/http/handler.hpp"
 #include "goro/http/header.hpp"
+#include "goro/http/log.hpp"
 #include "goro/http/metrics.hpp"
 #include "goro/http/middleware.hpp"
 #include "goro/http/pattern_error.hpp"

@@ -11,8 +11,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -238,14 +241,20 @@ class Client {
 };
 
 // A server binary as a child process (goro-hello, goro-fileserver): started
-// with `args` plus "--addr 127.0.0.1:0", its first stdout line read as the
-// bound address; SIGKILLed on destruction if still running.
+// with `args` plus "--addr 127.0.0.1:0" (and `env`, "K=V" entries, set in
+// the child; `before_exec` runs there too, e.g. to join a cgroup), its
+// first stdout line read as the bound address (the bare address, or the
+// addr field of a json/logfmt "listening" record). A thread keeps reading
+// stdout, so the child never writes into a closed pipe, and keeps every
+// line for the test (lines(), wait_for_line()). SIGKILLed on destruction if
+// still running.
 struct ChildServer {
   pid_t pid = -1;
   std::string addr;
   int port = 0;
 
-  ChildServer(const std::string& binary, std::vector<std::string> args) {
+  ChildServer(const std::string& binary, std::vector<std::string> args,
+              std::vector<std::string> env = {}, std::function<void()> before_exec = {}) {
     int out[2];
     if (pipe(out) != 0) return;
     pid = fork();
@@ -253,6 +262,9 @@ struct ChildServer {
       dup2(out[1], 1);
       close(out[0]);
       close(out[1]);
+      for (std::string& kv : env)
+        putenv(kv.data());
+      if (before_exec) before_exec();
       std::vector<std::string> all = {binary, "--addr", "127.0.0.1:0"};
       all.insert(all.end(), args.begin(), args.end());
       std::vector<char*> argv;
@@ -263,12 +275,13 @@ struct ChildServer {
       _exit(127);
     }
     close(out[1]);
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n')
-      line.push_back(c);
-    close(out[0]);
-    addr = line;
+    fd_ = out[0];
+    reader_ = std::thread([this] { read_lines(); });
+    std::string first;
+    if (!wait_for_line([](const std::string&) { return true; }, std::chrono::seconds(60), &first)) {
+      return;
+    }
+    addr = address_in(first);
     if (auto colon = addr.rfind(':'); colon != std::string::npos)
       port = std::stoi(addr.substr(colon + 1));
   }
@@ -277,9 +290,42 @@ struct ChildServer {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
     }
+    if (reader_.joinable()) reader_.join();  // EOF once the child is gone
+    if (fd_ >= 0) close(fd_);
   }
   ChildServer(const ChildServer&) = delete;
   ChildServer& operator=(const ChildServer&) = delete;
+
+  // Every complete stdout line so far.
+  std::vector<std::string> lines() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lines_;
+  }
+  // Waits up to `limit` for a line matching `pred` (earlier lines count);
+  // true and the line in `*found` if one came.
+  template <class Pred>
+  bool wait_for_line(Pred pred, std::chrono::milliseconds limit, std::string* found = nullptr) {
+    std::unique_lock<std::mutex> lock(mu_);
+    std::size_t seen = 0;
+    const auto end = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      for (; seen < lines_.size(); ++seen) {
+        if (pred(lines_[seen])) {
+          if (found != nullptr) *found = lines_[seen];
+          return true;
+        }
+      }
+      if (eof_ || cv_.wait_until(lock, end) == std::cv_status::timeout) {
+        for (; seen < lines_.size(); ++seen) {
+          if (pred(lines_[seen])) {
+            if (found != nullptr) *found = lines_[seen];
+            return true;
+          }
+        }
+        return false;
+      }
+    }
+  }
 
   // Waits up to `limit` for exit; the exit status, or -1 on timeout.
   int wait_exit(std::chrono::milliseconds limit) {
@@ -294,6 +340,51 @@ struct ChildServer {
     }
     return -1;
   }
+
+ private:
+  // The address a start-up line names: the line itself, or the value of
+  // "addr":"..." (json) or addr=... (logfmt).
+  static std::string address_in(const std::string& line) {
+    if (auto at = line.find("\"addr\":\""); at != std::string::npos) {
+      const std::size_t from = at + 8;
+      return line.substr(from, line.find('"', from) - from);
+    }
+    if (auto at = line.find(" addr="); at != std::string::npos) {
+      const std::size_t from = at + 6;
+      return line.substr(from, line.find(' ', from) - from);
+    }
+    return line;
+  }
+
+  void read_lines() {
+    std::string partial;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = read(fd_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      partial.append(buf, static_cast<std::size_t>(n));
+      std::size_t nl = 0;
+      while ((nl = partial.find('\n')) != std::string::npos) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          lines_.push_back(partial.substr(0, nl));
+        }
+        partial.erase(0, nl + 1);
+        cv_.notify_all();
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    eof_ = true;
+    cv_.notify_all();
+  }
+
+  int fd_ = -1;
+  std::thread reader_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> lines_;  // guarded by mu_
+  bool eof_ = false;                // guarded by mu_
 };
 
 // Tests whose point is how fast a server reacts to SIGTERM skip under

@@ -83,7 +83,7 @@ bool read_head(Exchange& x, bool& linger) {
     const bool at_rest = x.parser.is_idle() && x.unread().empty();
     if (at_rest) {
       if (x.e->state.load() == ConnEntry::kActive && !x.e->transition_to_idle()) return false;
-      if (x.s->shutting_down.load()) return false;
+      if (x.s->draining.load()) return false;
       if (x.s->opts.idle_timeout.count() > 0) {
         x.set_read_deadline(x.s->opts.idle_timeout);
       } else {
@@ -215,6 +215,9 @@ void serve_one(Exchange& x) {
   }
   if (x.ctx_cancel_pending()) x.ctx_cancel();
   if (!x.close_after && !drain_body(x)) x.close_after = true;
+  if (x.s->shutting_down.load(std::memory_order_relaxed)) {
+    x.s->requests_drained.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 bool Exchange::ctx_cancel_pending() const {

@@ -28,9 +28,12 @@
 //   to goro::run's, and a sink destroyed outside a goroutine could not stop it.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
@@ -162,35 +165,89 @@ bool valid_request_id(std::string_view id) {
   return true;
 }
 
+// Request-line bytes in the text access log: '"', '\\', controls and
+// non-ASCII as \xHH (nginx's escaping), so a line cannot be split or forged.
+void append_escaped(std::string& out, std::string_view s) {
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\' || c < 0x20 || c >= 0x7f) {
+      fmt::format_to(std::back_inserter(out), "\\x{:02X}", c);
+    } else {
+      out.push_back(ch);
+    }
+  }
+}
+
+// The status the client got: a handler that wrote nothing and returned
+// normally gets the server's 200; one that threw gets 500 (from recover or
+// the server), which is what an outer middleware sees while unwinding.
+int status_sent(const ResponseWriter& w) {
+  if (w.status() != 0) return w.status();
+  return std::uncaught_exceptions() > 0 ? 500 : 200;
+}
+
 }  // namespace
 
-Middleware access_log(std::shared_ptr<LogSink> sink) {
-  return [sink](Handler next) -> Handler {
-    return [sink, next = std::move(next)](Request& req, ResponseWriter& w) {
+Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format) {
+  return [sink, format](Handler next) -> Handler {
+    return [sink, format, next = std::move(next)](Request& req, ResponseWriter& w) {
       const auto start = std::chrono::steady_clock::now();
       struct Logger {
         LogSink& sink;
+        LogFormat format;
         Request& req;
         ResponseWriter& w;
         std::chrono::steady_clock::time_point start;
-        // Logs in a destructor so a request whose handler throws is logged too.
+        // Logs in a destructor so a request whose handler throws is logged
+        // too. Out of memory for the line: the line is lost, not the request.
         ~Logger() {
+          try {
+            write();
+          } catch (...) {  // NOLINT(bugprone-empty-catch): see above
+          }
+        }
+        void write() {
           const double secs =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          sink.push(fmt::format("{} - - [{}] \"{} {} {}\" {} {} {:.6f} {}", req.remote_addr(),
-                                clf_time(), req.method(), req.target(), req.proto(),
-                                w.status() == 0 ? 500 : w.status(), w.bytes_written(), secs,
-                                req.id().empty() ? "-" : req.id()));
+          if (format != LogFormat::kText) {
+            LogRecord r(LogLevel::kInfo, "request");
+            r.add("remote", req.remote_addr())
+                .add("method", req.method())
+                .add("target", req.target())
+                .add("proto", req.proto())
+                .add("status", status_sent(w))
+                .add("bytes", w.bytes_written())
+                .add("duration", secs)
+                .add("request_id", req.id());
+            sink.push(r.render(format));
+            return;
+          }
+          std::string line;
+          line.reserve(128 + req.target().size());
+          fmt::format_to(std::back_inserter(line), "{} - - [{}] \"", req.remote_addr(), clf_time());
+          append_escaped(line, req.method());
+          line.push_back(' ');
+          append_escaped(line, req.target());
+          line.push_back(' ');
+          append_escaped(line, req.proto());
+          fmt::format_to(std::back_inserter(line), "\" {} {} {:.6f} ", status_sent(w),
+                         w.bytes_written(), secs);
+          if (req.id().empty()) {
+            line.push_back('-');
+          } else {
+            append_escaped(line, req.id());
+          }
+          sink.push(std::move(line));
         }
-      } logger{*sink, req, w, start};
+      } logger{*sink, format, req, w, start};
       next(req, w);
     };
   };
 }
 
-Middleware recover(std::shared_ptr<LogSink> sink) {
-  return [sink](Handler next) -> Handler {
-    return [sink, next = std::move(next)](Request& req, ResponseWriter& w) {
+Middleware recover(const std::shared_ptr<LogSink>& sink, LogFormat format) {
+  return [sink, format](Handler next) -> Handler {
+    return [sink, format, next = std::move(next)](Request& req, ResponseWriter& w) {
       std::string what;
       try {
         next(req, w);
@@ -200,8 +257,25 @@ Middleware recover(std::shared_ptr<LogSink> sink) {
       } catch (...) {
         what = "unknown exception";
       }
-      std::string line = fmt::format("http: panic serving {} {} {}: {}", req.remote_addr(),
-                                     req.method(), req.target(), what);
+      std::string line;
+      if (format != LogFormat::kText) {
+        line = LogRecord(LogLevel::kError, "panic")
+                   .add("remote", req.remote_addr())
+                   .add("method", req.method())
+                   .add("target", req.target())
+                   .add("error", what)
+                   .add("request_id", req.id())
+                   .render(format);
+      } else {
+        line = fmt::format("http: panic serving {} {} ", req.remote_addr(), req.method());
+        append_escaped(line, req.target());
+        fmt::format_to(std::back_inserter(line), ": {}", what);
+        if (!req.id().empty()) {
+          line.append(" (request id ");
+          append_escaped(line, req.id());
+          line.push_back(')');
+        }
+      }
       if (sink) {
         sink->push(std::move(line));
       } else {
@@ -237,8 +311,7 @@ Middleware metrics() {
         ResponseWriter& w;
         std::chrono::steady_clock::time_point start;
         ~Recorder() {
-          detail::http_metrics().record(w.status() == 0 ? 500 : w.status(),
-                                        std::chrono::steady_clock::now() - start);
+          detail::http_metrics().record(status_sent(w), std::chrono::steady_clock::now() - start);
         }
       } recorder{w, start};
       next(req, w);
@@ -246,5 +319,89 @@ Middleware metrics() {
   };
 }
 
+namespace {
+
+// One guard's shared state. `shedding` is only for logging (the decision is
+// memory_over() per request); the times are nanoseconds on the steady clock.
+struct GuardState {
+  MemoryGuardOptions opts;
+  std::string retry_after;
+  std::atomic<bool> shedding{false};
+  std::atomic<std::int64_t> last_log{0};
+  std::atomic<std::int64_t> last_trim{0};
+  std::atomic<std::uint64_t> shed_since_log{0};
+
+  static std::int64_t now() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+  // True for at most one caller per second per `stamp`.
+  static bool once_a_second(std::atomic<std::int64_t>& stamp) {
+    const std::int64_t t = now();
+    std::int64_t last = stamp.load(std::memory_order_relaxed);
+    if (last != 0 && t - last < 1'000'000'000) return false;
+    return stamp.compare_exchange_strong(last, t, std::memory_order_relaxed);
+  }
+
+  void log(LogLevel level, std::string_view msg, const MemoryUsage& u, std::uint64_t shed) const {
+    if (!opts.log || !opts.log->enabled(level)) return;
+    const double pct = u.limit_bytes == 0 ? 0
+                                          : 100.0 * static_cast<double>(u.rss_bytes) /
+                                                static_cast<double>(u.limit_bytes);
+    LogRecord r(level, msg);
+    r.add("rss_bytes", u.rss_bytes)
+        .add("limit_bytes", u.limit_bytes)
+        .add("percent", std::round(pct * 10) / 10)
+        .add("threshold_percent", std::round(opts.fraction * 1000) / 10);
+    if (level == LogLevel::kWarn) r.add("shed", shed);
+    opts.log->log(r);
+  }
+};
+
+}  // namespace
+
+Middleware memory_guard(MemoryGuardOptions opts) {
+  auto st = std::make_shared<GuardState>();
+  st->retry_after = fmt::format("{}", std::max<std::int64_t>(1, opts.retry_after.count()));
+  st->opts = std::move(opts);
+  return [st](Handler next) -> Handler {
+    return [st, next = std::move(next)](Request& req, ResponseWriter& w) {
+      if (!memory_over(st->opts.fraction)) {
+        if (st->shedding.load(std::memory_order_relaxed) && st->shedding.exchange(false)) {
+          st->log(LogLevel::kInfo, "memory below the threshold: serving again", memory_usage(), 0);
+        }
+        next(req, w);
+        return;
+      }
+      for (const std::string& path : st->opts.exempt) {
+        if (req.path() == path) {
+          next(req, w);
+          return;
+        }
+      }
+      detail::http_metrics().requests_shed.fetch_add(1, std::memory_order_relaxed);
+      st->shed_since_log.fetch_add(1, std::memory_order_relaxed);
+      const bool started =
+          !st->shedding.load(std::memory_order_relaxed) && !st->shedding.exchange(true);
+      if (started || GuardState::once_a_second(st->last_log)) {
+        if (started) st->last_log.store(GuardState::now(), std::memory_order_relaxed);
+        st->log(LogLevel::kWarn, "memory over the threshold: shedding new requests", memory_usage(),
+                st->shed_since_log.exchange(0));
+      }
+      // Freed heap that glibc keeps in its arenas counts in the RSS: give it
+      // back, at most once a second (it walks every arena; a thread may wait).
+      if (GuardState::once_a_second(st->last_trim)) goro::blocking([] { ::malloc_trim(0); });
+      w.header().set("Retry-After", st->retry_after);
+      w.header().set("Connection", "close");
+      error(w, "memory limit nearly reached; retry later", 503);
+    };
+  };
+}
+
 }  // namespace middleware
+
+bool memory_over(double fraction) {
+  if (!(fraction > 0)) return false;
+  const MemoryUsage u = memory_usage();
+  if (u.limit_bytes == 0) return false;
+  return static_cast<double>(u.rss_bytes) >= fraction * static_cast<double>(u.limit_bytes);
+}
+
 }  // namespace goro::http

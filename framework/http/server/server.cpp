@@ -1,8 +1,16 @@
 // Server: the accept loop, the connection registry and graceful shutdown.
 //
-// # Shutdown protocol (Go's Server.Shutdown)
+// # Shutdown protocol (Go's Server.Shutdown, with an optional lame duck)
+// 0. Lame duck (opts.shutdown_delay > 0, the first shutdown() or signal):
+//    begin_shutdown sets shutting_down (readiness handlers now fail, every
+//    response says Connection: close) and hands the delay to serve()'s
+//    lame-duck goroutine instead of closing the listener: new connections
+//    are still accepted and served for the delay, while a load balancer
+//    stops routing here. Then that goroutine closes the listener. A later
+//    shutdown (a second signal) closes it at once.
 // 1. begin_shutdown (any thread): set shutting_down, record the deadline,
 //    close the listener. The accept loop's accept() returns errc::closed.
+//    `draining` is set first: from now on a connection at rest ends.
 // 2. serve() then sweeps: every connection found kIdle is CASed to kClosed
 //    and closed (its goroutine wakes from its read with errc::closed and
 //    ends). Active connections finish their request; commit_head sees
@@ -41,13 +49,22 @@ void ServerState::log(std::string_view line) const {
   }
 }
 
-void ServerState::begin_shutdown(std::chrono::nanoseconds timeout) {
+void ServerState::begin_shutdown(std::chrono::nanoseconds timeout, std::chrono::nanoseconds delay) {
   const std::int64_t deadline =
-      (std::chrono::steady_clock::now() + timeout).time_since_epoch().count();
+      (std::chrono::steady_clock::now() + delay + timeout).time_since_epoch().count();
   std::int64_t cur = shutdown_deadline.load();
   while ((cur == 0 || deadline < cur) && !shutdown_deadline.compare_exchange_weak(cur, deadline)) {
   }
-  shutting_down.store(true);
+  const bool first = !shutting_down.exchange(true);
+  if (first && opts.on_shutdown) opts.on_shutdown();
+  // The lame-duck goroutine closes the listener after the delay; if serve()
+  // is not running (no goroutine to receive), close now.
+  if (first && delay.count() > 0 && lame_duck.try_send(delay)) return;
+  close_listener();
+}
+
+void ServerState::close_listener() {
+  draining.store(true);
   goro::detail::ThreadLockGuard lock(listener_mu);
   if (listener) (void)listener->close();
 }
@@ -64,7 +81,9 @@ std::size_t ServerState::close_idle() {
 void ServerState::close_all() {
   goro::detail::ThreadLockGuard lock(conns_mu);
   for (const auto& e : conns) {
-    e->state.store(ConnEntry::kClosed);
+    if (e->state.exchange(ConnEntry::kClosed) != ConnEntry::kClosed) {
+      connections_forced.fetch_add(1, std::memory_order_relaxed);
+    }
     (void)e->conn.close();
   }
 }
@@ -93,17 +112,18 @@ Result<void> Server::listen() {
   goro::detail::ThreadLockGuard lock(impl_->listener_mu);
   impl_->bound_addr = ln->addr().to_string();
   impl_->listener.emplace(std::move(*ln));
-  if (impl_->shutting_down.load()) (void)impl_->listener->close();
+  // NOLINTNEXTLINE(bugprone-unchecked-optional-access): emplaced above
+  if (impl_->draining.load()) (void)impl_->listener->close();
   if (impl_->opts.handle_signals && !impl_->signals) {
     std::weak_ptr<detail::ServerState> weak = impl_;
     impl_->signals = std::make_unique<detail::SignalWatch>([weak](int) {
       std::shared_ptr<detail::ServerState> s = weak.lock();
       if (!s) return;
-      // First signal: graceful; a second one: now.
+      // First signal: graceful (after the lame duck); a second one: now.
       if (s->shutting_down.load()) {
-        s->begin_shutdown(std::chrono::nanoseconds{0});
+        s->begin_shutdown(std::chrono::nanoseconds{0}, std::chrono::nanoseconds{0});
       } else {
-        s->begin_shutdown(s->opts.shutdown_timeout);
+        s->begin_shutdown(s->opts.shutdown_timeout, s->opts.shutdown_delay);
       }
     });
   }
@@ -159,6 +179,8 @@ void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) 
   try {
     if (over) {
       m.connections_rejected.fetch_add(1, std::memory_order_relaxed);
+      // `conn` was moved back from entry->conn just above when `over`.
+      // NOLINTNEXTLINE(bugprone-use-after-move)
       goro::go([s, c = std::move(conn)]() mutable {
         detail::reject_conn(std::move(c));
         s->conns_wg.done();
@@ -190,7 +212,7 @@ void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& l
   for (;;) {
     Result<net::Conn> c = ln.accept();
     if (!c) {
-      if (c.error() == goro::errc::closed || s->shutting_down.load()) return;
+      if (c.error() == goro::errc::closed || s->draining.load()) return;
       backoff = next_backoff(backoff);
       s->log(fmt::format("http: accept error: {}; retrying in {}ms", c.error().message(),
                          backoff.count()));
@@ -225,13 +247,29 @@ Result<void> Server::serve() {
   {
     goro::detail::ThreadLockGuard lock(s->listener_mu);
     if (!s->listener) return std::make_error_code(std::errc::not_connected);
-    ln = &*s->listener;
+    ln = &*s->listener;  // NOLINT(bugprone-unchecked-optional-access): checked above
   }
   auto [base, cancel] = with_cancel(Context::background());
   s->base_ctx = base;
   s->cancel_base = cancel;
 
+  // The lame duck (protocol step 0): the delay arrives on the channel; a
+  // close (serve() is returning) or a listener closed by a later shutdown
+  // ends the wait early.
+  // Only with a delay: begin_shutdown sends only a positive one.
+  if (s->opts.shutdown_delay.count() > 0) {
+    s->lame_duck_wg.add(1);
+    goro::go([s] {
+      if (auto delay = s->lame_duck.recv()) {
+        goro::select(goro::after_case(*delay), goro::recv(s->lame_duck));
+        s->close_listener();
+      }
+      s->lame_duck_wg.done();
+    });
+  }
+
   accept_loop(s, *ln);
+  s->lame_duck.close();
 
   // Graceful drain (see the protocol above).
   auto pause = std::chrono::milliseconds(1);
@@ -263,6 +301,7 @@ Result<void> Server::serve() {
     forced = s->close_idle() != 0;
   }
   if (!forced) s->conns_wg.wait();
+  s->lame_duck_wg.wait();
   {
     goro::detail::ThreadLockGuard lock(s->listener_mu);
     s->listener.reset();
@@ -272,13 +311,24 @@ Result<void> Server::serve() {
 }
 
 void Server::shutdown() {
-  impl_->begin_shutdown(impl_->opts.shutdown_timeout);
+  impl_->begin_shutdown(impl_->opts.shutdown_timeout, impl_->opts.shutdown_delay);
 }
 void Server::shutdown(std::chrono::nanoseconds timeout) {
-  impl_->begin_shutdown(timeout);
+  impl_->begin_shutdown(timeout, std::chrono::nanoseconds{0});
 }
 bool Server::is_shutting_down() const {
   return impl_->shutting_down.load();
+}
+
+ServerStats Server::stats() const {
+  ServerStats st;
+  st.requests_drained = impl_->requests_drained.load(std::memory_order_relaxed);
+  st.connections_forced = impl_->connections_forced.load(std::memory_order_relaxed);
+  {
+    goro::detail::ThreadLockGuard lock(impl_->conns_mu);
+    st.connections_open = impl_->conns.size();
+  }
+  return st;
 }
 
 }  // namespace goro::http

@@ -15,6 +15,7 @@
 
 #include "framework/http/parser/request_head.hpp"
 #include "framework/http/server/signals.hpp"
+#include "goro/chan.hpp"
 #include "goro/context.hpp"
 #include "goro/http/server.hpp"
 #include "goro/net.hpp"
@@ -32,9 +33,9 @@ namespace goro::http::detail {
 //   kIdle   -> kClosed  shutdown's idle sweep, which then closes `conn`
 //   any     -> kClosed  the forced close at the shutdown deadline
 // A goroutine whose transition fails finds kClosed and ends. After its CAS to
-// kIdle it re-checks `shutting_down` (seq_cst both sides): either the sweep
-// sees it idle, or it sees the flag; a connection never sleeps through a
-// shutdown.
+// kIdle it re-checks `draining` (seq_cst both sides; the sweep runs only
+// after draining was set): either the sweep sees it idle, or it sees the
+// flag; a connection never sleeps through a shutdown.
 struct ConnEntry {
   enum State : int { kIdle, kActive, kClosed };
   net::Conn conn;
@@ -56,10 +57,30 @@ struct ServerState {
   Handler handler;
   HttpLimits limits;
 
+  // A shutdown was asked for: readiness fails, responses say Connection:
+  // close. During a lame duck, connections are still accepted and served.
   std::atomic<bool> shutting_down{false};
+  // The listener is closing or closed (set before it is closed, seq_cst):
+  // connections at rest end instead of waiting for a next request, and the
+  // idle sweep closes the ones already waiting (see ConnEntry).
+  std::atomic<bool> draining{false};
   // Nanoseconds since the steady epoch; written by the first shutdown() (or a
   // later one with an earlier deadline).
   std::atomic<std::int64_t> shutdown_deadline{0};
+  // The lame-duck period: the first shutdown with a positive delay sends it
+  // here instead of closing the listener; serve()'s lame-duck goroutine
+  // receives it, waits that long (or until a later shutdown closes the
+  // listener, or serve() closes this channel) and closes the listener.
+  // Capacity 1: try_send from the signal thread never blocks, and only the
+  // first shutdown sends.
+  Chan<std::chrono::nanoseconds> lame_duck{1};
+  WaitGroup lame_duck_wg;  // the lame-duck goroutine; serve() waits for it
+
+  // Requests that finished after shutting_down was set (lame duck + drain),
+  // and connections closed at the shutdown deadline: the numbers an
+  // operator's shutdown line reports (Server::stats()).
+  std::atomic<std::uint64_t> requests_drained{0};
+  std::atomic<std::uint64_t> connections_forced{0};
 
   // The listener; closed by shutdown() from any thread.
   std::mutex listener_mu;
@@ -86,7 +107,11 @@ struct ServerState {
   CancelFunc cancel_base;
 
   void log(std::string_view line) const;
-  void begin_shutdown(std::chrono::nanoseconds timeout);
+  // Starts a shutdown: in-flight requests get `timeout` after the listener
+  // closes, which happens at once or, for the first shutdown with a
+  // positive `delay`, after the lame-duck period. Any thread.
+  void begin_shutdown(std::chrono::nanoseconds timeout, std::chrono::nanoseconds delay);
+  void close_listener();
   // Closes idle connections; returns how many are still registered.
   std::size_t close_idle();
   void close_all();

@@ -7,54 +7,37 @@
 //                                       middleware::recover()});
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "goro/http/handler.hpp"
+#include "goro/http/log.hpp"
 
 namespace goro::http {
 
-// An asynchronous line writer for access logs. Handlers hand it lines; a
-// writer goroutine, started when lines are queued and ending when the queue
-// is empty, writes them in batches, each write(2) inside goro::blocking: a
-// slow disk or a full pipe parks a thread in a syscall while its P serves on,
-// and no thread of its own exists. push() takes a std::mutex for a few
-// instructions and never waits for I/O; when the queue holds `max_queued`
-// lines, new lines are dropped and counted (a full disk must not stall
-// request handling). push() from a thread that is not a goroutine writes the
-// queue on that thread.
-// The destructor, on a goroutine, returns once every queued line is written;
-// on a plain thread it writes what is queued unless a writer goroutine is
-// still at it (that one finishes on its own). The descriptor is not closed
-// and must stay open until then.
-class LogSink {
- public:
-  explicit LogSink(int fd = 1, std::size_t max_queued = 65536);
-  ~LogSink();
-  LogSink(const LogSink&) = delete;
-  LogSink& operator=(const LogSink&) = delete;
-
-  void push(std::string line);  // a '\n' is appended
-  std::uint64_t dropped() const;
-
- private:
-  struct Impl;
-  std::shared_ptr<Impl> impl_;  // shared with a running writer goroutine
-};
-
 namespace middleware {
 
-// One line per request in Common Log Format plus the duration and request id:
+// One line per request. kText: Common Log Format plus the duration and
+// request id, with '"', '\\', control and non-ASCII bytes of the request
+// line written as \xHH (nginx's escaping):
 //   127.0.0.1:5012 - - [06/Nov/2024:08:49:37 +0000] "GET /json HTTP/1.1" 200 27 0.000113 req-id
-Middleware access_log(std::shared_ptr<LogSink> sink);
+// kJson / kLogfmt: a LogRecord at level info, msg "request", with fields
+// remote, method, target, proto, status, bytes, duration (seconds) and
+// request_id. The status is the one the client got: 200 when the handler
+// wrote nothing, 500 when it threw.
+Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format = LogFormat::kText);
 
-// Catches what escapes the handler, logs it (what() and the request line) to
-// `sink` (stderr when null), answers 500 if nothing was written, else makes
-// the server close the connection. The server itself does the same for
-// anything that escapes every middleware; this one adds the log line.
-Middleware recover(std::shared_ptr<LogSink> sink = nullptr);
+// Catches what escapes the handler, logs it (what(), the request line and the
+// request id) to `sink` (stderr when null), answers 500 if nothing was
+// written, else makes the server close the connection. The server itself
+// does the same for anything that escapes every middleware; this one adds
+// the log line (kJson / kLogfmt: level error, msg "panic").
+Middleware recover(const std::shared_ptr<LogSink>& sink = nullptr,
+                   LogFormat format = LogFormat::kText);
 
 // Uses the request's X-Request-Id if it is 1-128 visible ASCII bytes, else
 // makes one (16 hex digits); stores it on the request (Request::id()) and
@@ -65,5 +48,35 @@ Middleware request_id();
 // count by status class and the latency histogram.
 Middleware metrics();
 
+struct MemoryGuardOptions {
+  // Shed at or above this fraction of the memory limit; <= 0: never.
+  double fraction = 0.9;
+  // The Retry-After the 503 carries (whole seconds, at least 1).
+  std::chrono::seconds retry_after{1};
+  // Paths served whatever the memory (a liveness probe: a pod that sheds must
+  // not be restarted for it; /metrics, so the pressure can be seen).
+  std::vector<std::string> exempt;
+  // Where "shedding" (warn, at most once a second, with the count shed since
+  // the last line) and "serving again" (info) go; nullptr: nowhere.
+  std::shared_ptr<Logger> log;
+};
+
+// Sheds load before the kernel's OOM killer does: while memory_over(fraction)
+// holds, a new request (outside `exempt`) is answered "503 Service
+// Unavailable" with Retry-After and Connection: close before its handler
+// runs, its body unread, and counted in goro_http_requests_shed_total.
+// Requests already in their handlers finish. While shedding it also calls
+// malloc_trim once a second, so heap freed by finished requests leaves the
+// RSS. Without a cgroup memory limit it never sheds. The measure is the
+// process's RSS (goro::memory_usage()), not the cgroup's usage, which also
+// counts reclaimable page cache.
+Middleware memory_guard(MemoryGuardOptions opts);
+
 }  // namespace middleware
+
+// True when the process's resident set is at or above `fraction` of its
+// cgroup memory limit (goro::memory_usage()); false without a limit or for
+// fraction <= 0. Two atomic loads, and a /proc read at most every 10 ms: cheap
+// enough for a readiness handler or a per-request check.
+bool memory_over(double fraction);
 }  // namespace goro::http

@@ -26,7 +26,11 @@
 // no one will serve.
 //
 // Graceful shutdown (shutdown(), or SIGTERM/SIGINT when handle_signals):
-// the listener closes (new connections are refused), idle keep-alive
+// with a shutdown_delay (a lame duck, for load balancers that learn of a
+// shutdown from a failing readiness probe: Kubernetes), is_shutting_down()
+// turns true at once and the server keeps accepting and serving for the
+// delay, every response with Connection: close; a second signal ends the
+// delay. Then the listener closes (new connections are refused), idle keep-alive
 // connections are closed, requests in flight finish and their connections
 // close after the response; when shutdown_timeout passes, the remaining
 // connections are closed and the request contexts cancelled. Then
@@ -34,9 +38,10 @@
 //
 // Signals: the server installs SIGTERM/SIGINT handlers that write the signal
 // number to a self-pipe (write(2) is async-signal-safe); a small dedicated
-// thread blocks reading it and calls request_shutdown(), which only does a
-// try_send on a channel (allowed from a foreign thread, chan.hpp). A goroutine
-// of the server waits on that channel. Under goro::run the handler runs on
+// thread blocks reading it and starts the shutdown, which only stores
+// atomics, calls on_shutdown, and either closes the listener (thread-safe)
+// or does a try_send to the server's lame-duck goroutine (allowed from a
+// foreign thread, chan.hpp). Under goro::run the handler runs on
 // the runtime's signal thread: every other runtime thread blocks SIGTERM and
 // SIGINT, so a shutdown never interrupts a goroutine's call in
 // goro::blocking (scheduler/signals.cpp "The signal thread"). Rejected:
@@ -75,8 +80,14 @@ struct ServerOptions {
   std::chrono::nanoseconds write_timeout = std::chrono::seconds{0};
   // How long a keep-alive connection may wait for its next request.
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds{120};
-  // Graceful-shutdown deadline.
+  // Graceful-shutdown deadline, counted from the moment the listener closes.
   std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds{30};
+  // Lame-duck period before that (see "Graceful shutdown"); 0: none.
+  std::chrono::nanoseconds shutdown_delay = std::chrono::seconds{0};
+  // Called once when a shutdown begins (shutdown() or a signal), on the
+  // caller's goroutine or the signal thread: it must not block; logging a
+  // line to a LogSink is fine.
+  std::function<void()> on_shutdown = {};
   std::size_t max_header_bytes = std::size_t{1} << 20;     // 431 beyond
   std::size_t max_request_line = std::size_t{8} << 10;     // 414 beyond
   std::uint64_t max_body_bytes = std::uint64_t{10} << 20;  // 413 beyond
@@ -92,6 +103,13 @@ struct ServerOptions {
   // Where the server's own diagnostics go (superfluous write_header, handler
   // exceptions, accept errors); nullptr: stderr.
   std::function<void(std::string_view)> error_log = {};
+};
+
+// What a server has done, for an operator's shutdown line.
+struct ServerStats {
+  std::uint64_t requests_drained = 0;    // finished after the shutdown began
+  std::uint64_t connections_open = 0;    // now
+  std::uint64_t connections_forced = 0;  // closed at the shutdown deadline
 };
 
 class Server {
@@ -111,13 +129,15 @@ class Server {
   // goroutine.
   Result<void> serve();
 
-  // Starts a graceful shutdown (shutdown_timeout) and returns at once; serve()
-  // returns when it completes. Callable from any goroutine or thread, any
-  // number of times.
+  // Starts a graceful shutdown (shutdown_delay, then shutdown_timeout) and
+  // returns at once; serve() returns when it completes. Callable from any
+  // goroutine or thread, any number of times.
   void shutdown();
-  // Same with an explicit deadline for in-flight requests.
+  // Same with an explicit deadline for in-flight requests and no lame duck
+  // (it also ends one under way).
   void shutdown(std::chrono::nanoseconds timeout);
   bool is_shutting_down() const;
+  ServerStats stats() const;
 
   const ServerOptions& options() const;
 
