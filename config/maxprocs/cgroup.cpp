@@ -277,7 +277,7 @@ bool CgroupReader::discover(const Membership& m, const Log& debug) {
     debug("maxprocs: cannot read /proc/self/mountinfo (missing or over 4 MiB): no cgroup limit");
     return false;
   }
-  auto mount = find_mount(mountinfo, m);
+  auto mount = find_mount(mountinfo, m, controller_);
   if (!mount) {
     debug(fmt::format("maxprocs: no cgroup {} {} mount contains {}: no cgroup limit",
                       version_name(m.version), controller_, m.path));

@@ -1,5 +1,6 @@
-// TestCgroup: a real, throwaway cgroup v1 `cpu` cgroup for integration tests
-// (root only). Reusable by any test that needs a process under a CPU limit:
+// TestCgroup: a real, throwaway cgroup v1 `cpu` (or `memory`) cgroup for
+// integration tests (root only). Reusable by any test that needs a process
+// under a CPU or memory limit:
 //
 //   if (auto why = TestCgroup::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
 //   TestCgroup parent("maxprocs");            // <cpu mount>/goro-test-<pid>-<n>-maxprocs
@@ -9,8 +10,9 @@
 //
 // The destructor moves any process still inside back to the mount root and
 // removes the directory, so a failing test leaves nothing behind (children are
-// destroyed before parents by C++'s reverse declaration order). Only the v1
-// `cpu` hierarchy is supported: that is what the development host has; a v2
+// destroyed before parents by C++'s reverse declaration order). A memory
+// cgroup: TestCgroup("name", "memory"), set_memory_limit(bytes). Only v1
+// hierarchies are supported: that is what the development host has; a v2
 // variant would write cgroup.procs and cpu.max after enabling +cpu in the
 // parent's cgroup.subtree_control.
 #pragma once
@@ -24,6 +26,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -37,7 +40,9 @@ namespace goro::testing {
 class TestCgroup {
  public:
   // Where the v1 cpu hierarchy is mounted, from /proc/self/mountinfo ("" if none).
-  static std::string v1_cpu_mount() {
+  static std::string v1_cpu_mount() { return v1_mount("cpu"); }
+  // Where the v1 hierarchy of `controller` is mounted ("" if none).
+  static std::string v1_mount(const std::string& controller) {
     std::ifstream in("/proc/self/mountinfo");
     std::string line;
     while (std::getline(in, line)) {
@@ -47,9 +52,9 @@ class TestCgroup {
         fields.push_back(w);
       for (std::size_t i = 6; i + 3 < fields.size(); ++i) {
         if (fields[i] != "-") continue;
-        bool has_cpu = ("," + fields[i + 3] + ",").find(",cpu,") != std::string::npos;
-        // Escaped mount points (\040) are not expected for the cpu hierarchy.
-        if (fields[i + 1] == "cgroup" && has_cpu && fields[3] == "/") return fields[4];
+        bool has = ("," + fields[i + 3] + ",").find("," + controller + ",") != std::string::npos;
+        // Escaped mount points (\040) are not expected for these hierarchies.
+        if (fields[i + 1] == "cgroup" && has && fields[3] == "/") return fields[4];
         break;
       }
     }
@@ -57,18 +62,20 @@ class TestCgroup {
   }
 
   // "" when the test can create cgroups here, else why not (for GTEST_SKIP).
-  static std::string unavailable_reason() {
+  static std::string unavailable_reason(const std::string& controller = "cpu") {
     if (::geteuid() != 0) return "not root: cannot create cgroups";
-    std::string mount = v1_cpu_mount();
-    if (mount.empty()) return "no cgroup v1 cpu hierarchy mounted with root \"/\"";
+    std::string mount = v1_mount(controller);
+    if (mount.empty()) return "no cgroup v1 " + controller + " hierarchy mounted with root \"/\"";
     if (::access(mount.c_str(), W_OK) != 0) return mount + " is not writable";
     return "";
   }
 
-  // A new cgroup directly under the cpu mount point.
-  explicit TestCgroup(const std::string& name) : TestCgroup(v1_cpu_mount(), name) {}
+  // A new cgroup directly under the mount point of `controller`.
+  explicit TestCgroup(const std::string& name, const std::string& controller = "cpu")
+      : TestCgroup(v1_mount(controller), name, v1_mount(controller)) {}
   // A new cgroup under `parent`.
-  TestCgroup(const TestCgroup& parent, const std::string& name) : TestCgroup(parent.path_, name) {}
+  TestCgroup(const TestCgroup& parent, const std::string& name)
+      : TestCgroup(parent.path_, name, parent.mount_) {}
 
   ~TestCgroup() {
     // Empty it, then remove it. Errors are ignored: there is nothing better
@@ -93,11 +100,24 @@ class TestCgroup {
   }
   void clear_cpu_limit() { write_file(path_ + "/cpu.cfs_quota_us", "-1"); }
 
+  // memory.limit_in_bytes (the hard limit; the OOM killer acts on it).
+  void set_memory_limit(std::uint64_t bytes) {
+    write_file(path_ + "/memory.limit_in_bytes", std::to_string(bytes));
+  }
+  // A file of this cgroup, whole ("" if unreadable).
+  std::string read(const std::string& file) const {
+    std::ifstream in(path_ + "/" + file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
   // Moves the process (all its threads: cgroup.procs) into this cgroup.
   void add_process(pid_t pid) { write_file(path_ + "/cgroup.procs", std::to_string(pid)); }
 
  private:
-  TestCgroup(const std::string& parent_dir, const std::string& name) : mount_(v1_cpu_mount()) {
+  TestCgroup(const std::string& parent_dir, const std::string& name, std::string mount)
+      : mount_(std::move(mount)) {
     static std::atomic<int> counter{0};
     path_ = parent_dir + "/goro-test-" + std::to_string(::getpid()) + "-" +
             std::to_string(counter.fetch_add(1)) + "-" + name;

@@ -497,3 +497,119 @@ TEST(MaxprocsParse, ProcCgroup) {
 
 }  // namespace
 }  // namespace goro::gomaxprocs
+
+namespace goro::gomaxprocs {
+namespace {
+
+using goro::testing::FakeRoot;
+
+// --- the memory limit (MemoryLimitReader) -----------------------------------
+
+class MemoryLimitFixture : public ::testing::Test {
+ protected:
+  // A v1 host: the memory hierarchy mounted apart from cpu, the process in
+  // different cgroups of each (as on this project's development host).
+  void v1_host(const std::string& memory_cgroup) {
+    root.proc_cgroup("5:memory:" + memory_cgroup +
+                     "\n3:cpu,cpuacct:/elsewhere\n1:name=systemd:/\n");
+    root.mountinfo(kRootMount + v1_mount("/sys/fs/cgroup/cpu,cpuacct", "cpu,cpuacct") +
+                   v1_mount("/sys/fs/cgroup/memory", "memory"));
+  }
+  void v2_host(const std::string& cgroup) {
+    root.proc_cgroup("0::" + cgroup + "\n");
+    root.mountinfo(kRootMount + v2_mount("/sys/fs/cgroup"));
+  }
+  std::uint64_t read() {
+    MemoryLimitReader r(root.dir());
+    std::uint64_t v = r.read();
+    directory = r.directory();
+    return v;
+  }
+  static constexpr const char* kV1 = "/sys/fs/cgroup/memory";
+  static constexpr const char* kV2 = "/sys/fs/cgroup";
+  static constexpr const char* kUnlimitedV1 = "9223372036854771712\n";
+  FakeRoot root;
+  std::string directory;
+};
+
+TEST_F(MemoryLimitFixture, V1LeafLimit) {
+  v1_host("/pod/app");
+  root.write(std::string(kV1) + "/memory.limit_in_bytes", kUnlimitedV1);
+  root.write(std::string(kV1) + "/pod/memory.limit_in_bytes", kUnlimitedV1);
+  root.write(std::string(kV1) + "/pod/app/memory.limit_in_bytes", "67108864\n");
+  EXPECT_EQ(read(), 64u << 20);
+  EXPECT_EQ(directory, root.real(std::string(kV1) + "/pod/app"));
+}
+
+TEST_F(MemoryLimitFixture, V1ParentTighterThanLeafWins) {
+  v1_host("/pod/app");
+  root.write(std::string(kV1) + "/pod/memory.limit_in_bytes", "33554432\n");
+  root.write(std::string(kV1) + "/pod/app/memory.limit_in_bytes", "67108864\n");
+  EXPECT_EQ(read(), 32u << 20);
+  EXPECT_EQ(directory, root.real(std::string(kV1) + "/pod"));
+}
+
+TEST_F(MemoryLimitFixture, V1UnlimitedEverywhereIsZero) {
+  v1_host("/pod/app");
+  root.write(std::string(kV1) + "/memory.limit_in_bytes", kUnlimitedV1);
+  root.write(std::string(kV1) + "/pod/app/memory.limit_in_bytes", kUnlimitedV1);
+  EXPECT_EQ(read(), 0u);
+  EXPECT_EQ(directory, "");
+}
+
+TEST_F(MemoryLimitFixture, V2MemoryMaxOverTheAncestry) {
+  v2_host("/kubepods/pod1/c1");
+  root.write(std::string(kV2) + "/kubepods/memory.max", "max\n");
+  root.write(std::string(kV2) + "/kubepods/pod1/memory.max", "134217728\n");
+  root.write(std::string(kV2) + "/kubepods/pod1/c1/memory.max", "max\n");
+  EXPECT_EQ(read(), 128u << 20);  // the v2 root has no memory.max at all
+}
+
+TEST_F(MemoryLimitFixture, MalformedLevelsAreIgnored) {
+  v2_host("/a/b");
+  root.write(std::string(kV2) + "/a/memory.max", "lots\n");
+  root.write(std::string(kV2) + "/a/b/memory.max", "-5\n");
+  EXPECT_EQ(read(), 0u);
+  root.write(std::string(kV2) + "/a/b/memory.max", "1048576\n");
+  EXPECT_EQ(read(), 1u << 20);
+}
+
+TEST_F(MemoryLimitFixture, MissingFilesMeanNoLimit) {
+  EXPECT_EQ(read(), 0u);  // no /proc at all
+  v1_host("/pod/app");    // no limit files
+  EXPECT_EQ(read(), 0u);
+}
+
+TEST_F(MemoryLimitFixture, TheCpuLineDoesNotStandForMemory) {
+  // Only a cpu line (no memory controller, no v2 line): no memory limit,
+  // even with a limit file where the cpu cgroup would be.
+  root.proc_cgroup("3:cpu,cpuacct:/pod/app\n");
+  root.mountinfo(kRootMount + v1_mount("/sys/fs/cgroup/cpu,cpuacct", "cpu,cpuacct"));
+  root.write("/sys/fs/cgroup/cpu,cpuacct/pod/app/memory.limit_in_bytes", "1048576\n");
+  EXPECT_EQ(read(), 0u);
+}
+
+TEST(MemoryLimitParse, Values) {
+  using detail::LevelStatus;
+  EXPECT_EQ(detail::parse_memory_max("max\n").status, LevelStatus::kUnlimited);
+  EXPECT_EQ(detail::parse_memory_max("4096\n").bytes, 4096u);
+  EXPECT_EQ(detail::parse_memory_max("").status, LevelStatus::kMalformed);
+  EXPECT_EQ(detail::parse_memory_max("12k").status, LevelStatus::kMalformed);
+  EXPECT_EQ(detail::parse_memory_limit_in_bytes("9223372036854771712").status,
+            LevelStatus::kUnlimited);
+  EXPECT_EQ(detail::parse_memory_limit_in_bytes("4611686018427387904").status,
+            LevelStatus::kUnlimited);  // 2^62
+  EXPECT_EQ(detail::parse_memory_limit_in_bytes("4611686018427387903").status,
+            LevelStatus::kLimited);
+  EXPECT_EQ(detail::parse_memory_limit_in_bytes("-1").status, LevelStatus::kMalformed);
+}
+
+TEST(MemoryLimitParse, ProcCgroupPicksTheNamedController) {
+  const char* text = "5:memory:/m\n3:cpu,cpuacct:/c\n0::/u\n";
+  EXPECT_EQ(detail::parse_proc_cgroup(text, "memory")->path, "/m");
+  EXPECT_EQ(detail::parse_proc_cgroup(text, "cpu")->path, "/c");
+  EXPECT_EQ(detail::parse_proc_cgroup("3:cpu:/c\n0::/u\n", "memory")->path, "/u");  // v2 line
+}
+
+}  // namespace
+}  // namespace goro::gomaxprocs

@@ -1,0 +1,222 @@
+// goro/http/log.hpp: LogRecord in text, logfmt and JSON (every JSON line
+// parses whatever the strings hold), Logger's threshold, and the access log
+// and recover middleware in each format: escaping, the request id, and the
+// status the client actually got.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "tests/http_server/test_util.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using goro_test::Client;
+using goro_test::get;
+using goro_test::TestServer;
+namespace http = goro::http;
+using Clock = std::chrono::steady_clock;
+
+// Strings a client or a handler can put into a log line.
+const std::vector<std::string> kHostile = {
+    "plain",
+    "",
+    "two words",
+    "quote \" and backslash \\",
+    "new\nline\r\ttab",
+    std::string("nul \0 byte", 10),
+    "\x01\x1f\x7f controls",
+    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",  // valid UTF-8: kept as is
+    "bad \xff\xfe utf8 \xc3",                     // invalid: U+FFFD
+    "overlong \xc0\xaf surrogate \xed\xa0\x80",
+    "k=v",
+};
+
+TEST(LogRecord, JsonLinesParseWhateverTheStringsHold) {
+  for (const std::string& s : kHostile) {
+    http::LogRecord r(http::LogLevel::kWarn, s);
+    r.add("value", s).add("n", -3).add("u", std::uint64_t{18446744073709551615u}).add("b", true);
+    r.add("d", 0.25);
+    const std::string line = r.render(http::LogFormat::kJson);
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(line)) << line;
+    EXPECT_EQ(j["level"], "warn");
+    EXPECT_EQ(j["n"], -3);
+    EXPECT_EQ(j["u"], 18446744073709551615u);
+    EXPECT_EQ(j["b"], true);
+    EXPECT_EQ(j["d"], 0.25);
+    EXPECT_EQ(j["time"].get<std::string>().size(), 24u) << line;  // 2026-11-24T23:48:37.123Z
+    const std::string back = j["value"];
+    if (s.find('\xff') == std::string::npos && s.find('\xc0') == std::string::npos) {
+      EXPECT_EQ(back, s) << "valid UTF-8 must round-trip: " << line;
+      EXPECT_EQ(j["msg"].get<std::string>(), s);
+    } else {
+      EXPECT_NE(back.find("\xef\xbf\xbd"), std::string::npos) << line;  // U+FFFD
+    }
+  }
+  // Key order: time, level, msg, then the fields as added.
+  const std::string line = http::LogRecord(http::LogLevel::kInfo, "m")
+                               .add("z", 1)
+                               .add("a", 2)
+                               .render(http::LogFormat::kJson);
+  EXPECT_LT(line.find("\"msg\""), line.find("\"z\""));
+  EXPECT_LT(line.find("\"z\""), line.find("\"a\""));
+}
+
+TEST(LogRecord, LogfmtQuotesOnlyWhatNeedsIt) {
+  http::LogRecord r(http::LogLevel::kError, "request failed");
+  r.add("path", "/a/b").add("empty", "").add("q", "say \"hi\"\n").add("eq", "a=b").add("n", 7);
+  const std::string line = r.render(http::LogFormat::kLogfmt);
+  EXPECT_EQ(line.rfind("time=", 0), 0u) << line;
+  EXPECT_NE(line.find(" level=error msg=\"request failed\" path=/a/b empty=\"\" "
+                      "q=\"say \\\"hi\\\"\\n\" eq=\"a=b\" n=7"),
+            std::string::npos)
+      << line;
+  // A byte outside printable ASCII is escaped: one record, one line.
+  const std::string bin = http::LogRecord(http::LogLevel::kInfo, "x")
+                              .add("v", "\xff\r")
+                              .render(http::LogFormat::kLogfmt);
+  EXPECT_NE(bin.find("v=\"\\xff\\x0d\""), std::string::npos) << bin;
+}
+
+TEST(LogRecord, TextIsTimeLevelMessageFields) {
+  const std::string line = http::LogRecord(http::LogLevel::kInfo, "listening on it")
+                               .add("addr", "127.0.0.1:80")
+                               .render(http::LogFormat::kText);
+  ASSERT_GT(line.size(), 25u);
+  EXPECT_EQ(line.substr(24), " INFO listening on it addr=127.0.0.1:80") << line;
+  const std::string evil =
+      http::LogRecord(http::LogLevel::kWarn, "a\nb").render(http::LogFormat::kText);
+  EXPECT_EQ(evil.find('\n'), std::string::npos) << evil;
+}
+
+TEST(LogRecord, NamesParse) {
+  EXPECT_EQ(http::parse_log_format("json"), http::LogFormat::kJson);
+  EXPECT_EQ(http::parse_log_format("logfmt"), http::LogFormat::kLogfmt);
+  EXPECT_EQ(http::parse_log_format("text"), http::LogFormat::kText);
+  EXPECT_FALSE(http::parse_log_format("JSON"));
+  EXPECT_EQ(http::parse_log_level("warning"), http::LogLevel::kWarn);
+  EXPECT_EQ(http::parse_log_level("error"), http::LogLevel::kError);
+  EXPECT_FALSE(http::parse_log_level("fatal"));
+  EXPECT_EQ(http::to_string(http::LogLevel::kDebug), "debug");
+}
+
+// A temporary file a LogSink writes to; lines() waits for `n` of them.
+struct LogFile {
+  std::string path = testing::TempDir() + "goro_log_test_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(counter++) + ".log";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  static inline int counter = 0;
+  ~LogFile() {
+    ::close(fd);
+    std::remove(path.c_str());
+  }
+  std::vector<std::string> lines(std::size_t n) const {
+    std::vector<std::string> got;
+    const auto end = Clock::now() + 5s;
+    for (;;) {
+      got.clear();
+      std::ifstream in(path);
+      for (std::string l; std::getline(in, l);)
+        got.push_back(l);
+      if (got.size() >= n || Clock::now() > end) return got;
+      std::this_thread::sleep_for(2ms);
+    }
+  }
+};
+
+TEST(Logger, DropsRecordsBelowItsLevel) {
+  LogFile f;
+  {
+    http::Logger log(std::make_shared<http::LogSink>(f.fd), http::LogFormat::kJson,
+                     http::LogLevel::kWarn);
+    EXPECT_FALSE(log.enabled(http::LogLevel::kInfo));
+    log.log(http::LogLevel::kInfo, "hidden");
+    log.log(http::LogLevel::kDebug, "hidden");
+    log.log(http::LogLevel::kWarn, "shown");
+    log.log(http::LogLevel::kError, "shown too");
+  }
+  const auto lines = f.lines(2);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(lines[0])["msg"], "shown");
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["level"], "error");
+}
+
+// A server whose routes exercise the status the access log must report.
+http::Handler routes() {
+  http::Router r;
+  r.handle("GET /silent", [](http::Request&, http::ResponseWriter&) {});  // client gets 200
+  r.handle("GET /teapot", [](http::Request&, http::ResponseWriter& w) { w.write_header(418); });
+  r.handle("GET /throw", [](http::Request&, http::ResponseWriter&) {
+    throw std::runtime_error("boom \"quoted\"");
+  });
+  return r;
+}
+
+TEST(AccessLog, JsonLinesCarryTheStatusSentAndParse) {
+  LogFile f;
+  auto sink = std::make_shared<http::LogSink>(f.fd);
+  {
+    TestServer s(http::chain(routes(), {http::middleware::request_id(),
+                                        http::middleware::access_log(sink, http::LogFormat::kJson),
+                                        http::middleware::recover(sink, http::LogFormat::kJson)}));
+    Client c(s.port());
+    ASSERT_TRUE(c.send(get("/silent", "X-Request-Id: a\"b\\c\r\n")));
+    EXPECT_EQ(c.read_response().status, 200);
+    ASSERT_TRUE(c.send(get("/teapot")));
+    EXPECT_EQ(c.read_response().status, 418);
+    ASSERT_TRUE(c.send(get("/throw", "X-Request-Id: boom-1\r\n")));
+    EXPECT_EQ(c.read_response().status, 500);
+    ASSERT_EQ(f.lines(4).size(), 4u);
+  }
+  const auto lines = f.lines(4);
+  ASSERT_EQ(lines.size(), 4u);
+  std::vector<nlohmann::json> j;
+  for (const std::string& l : lines) {
+    ASSERT_NO_THROW(j.push_back(nlohmann::json::parse(l))) << l;
+  }
+  EXPECT_EQ(j[0]["msg"], "request");
+  EXPECT_EQ(j[0]["status"], 200) << "a handler that wrote nothing sent 200";
+  EXPECT_EQ(j[0]["request_id"], "a\"b\\c");
+  EXPECT_EQ(j[0]["method"], "GET");
+  EXPECT_EQ(j[0]["target"], "/silent");
+  EXPECT_EQ(j[1]["status"], 418);
+  // recover logs first (inside), then the access log sees its 500.
+  EXPECT_EQ(j[2]["msg"], "panic");
+  EXPECT_EQ(j[2]["level"], "error");
+  EXPECT_EQ(j[2]["error"], "boom \"quoted\"");
+  EXPECT_EQ(j[2]["request_id"], "boom-1");
+  EXPECT_EQ(j[3]["status"], 500);
+  EXPECT_EQ(j[3]["request_id"], "boom-1");
+}
+
+TEST(AccessLog, TextEscapesQuotesAndBackslashes) {
+  LogFile f;
+  auto sink = std::make_shared<http::LogSink>(f.fd);
+  {
+    TestServer s(
+        http::chain(routes(), {http::middleware::request_id(), http::middleware::access_log(sink),
+                               http::middleware::recover(sink)}));
+    Client c(s.port());
+    ASSERT_TRUE(c.send(get("/silent", "X-Request-Id: a\"b\\c\r\n")));
+    EXPECT_EQ(c.read_response().status, 200);
+    ASSERT_TRUE(c.send(get("/throw", "X-Request-Id: id-7\r\n")));
+    EXPECT_EQ(c.read_response().status, 500);
+    ASSERT_EQ(f.lines(3).size(), 3u);
+  }
+  const auto lines = f.lines(3);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("\"GET /silent HTTP/1.1\" 200 0 "), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[0].substr(lines[0].rfind(' ') + 1), "a\\x22b\\x5Cc") << lines[0];
+  EXPECT_NE(lines[1].find("http: panic serving 127.0.0.1:"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("(request id id-7)"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("\" 500 "), std::string::npos) << lines[2];
+}
+
+}  // namespace
