@@ -487,11 +487,11 @@ TEST(MaxprocsParse, CgroupDirectoriesLeafFirst) {
 TEST(MaxprocsParse, ProcCgroup) {
   auto v1 = detail::parse_proc_cgroup("0::/u\n2:cpu,cpuacct:/with:colon\n");
   ASSERT_TRUE(v1);
-  EXPECT_EQ(v1->version, detail::CgroupVersion::kV1);
-  EXPECT_EQ(v1->path, "/with:colon");
+  EXPECT_EQ(v1.value_or(detail::Membership{}).version, detail::CgroupVersion::kV1);
+  EXPECT_EQ(v1.value_or(detail::Membership{}).path, "/with:colon");
   auto v2 = detail::parse_proc_cgroup("0::/u");  // no trailing newline
   ASSERT_TRUE(v2);
-  EXPECT_EQ(v2->version, detail::CgroupVersion::kV2);
+  EXPECT_EQ(v2.value_or(detail::Membership{}).version, detail::CgroupVersion::kV2);
   EXPECT_FALSE(detail::parse_proc_cgroup("1:name=systemd:/\n3:cpuset:/\n"));
 }
 
@@ -606,9 +606,11 @@ TEST(MemoryLimitParse, Values) {
 
 TEST(MemoryLimitParse, ProcCgroupPicksTheNamedController) {
   const char* text = "5:memory:/m\n3:cpu,cpuacct:/c\n0::/u\n";
-  EXPECT_EQ(detail::parse_proc_cgroup(text, "memory")->path, "/m");
-  EXPECT_EQ(detail::parse_proc_cgroup(text, "cpu")->path, "/c");
-  EXPECT_EQ(detail::parse_proc_cgroup("3:cpu:/c\n0::/u\n", "memory")->path, "/u");  // v2 line
+  const detail::Membership none;
+  EXPECT_EQ(detail::parse_proc_cgroup(text, "memory").value_or(none).path, "/m");
+  EXPECT_EQ(detail::parse_proc_cgroup(text, "cpu").value_or(none).path, "/c");
+  EXPECT_EQ(detail::parse_proc_cgroup("3:cpu:/c\n0::/u\n", "memory").value_or(none).path,
+            "/u");  // the v2 line
 }
 
 }  // namespace
