@@ -114,7 +114,10 @@ void init_runtime(int maxprocs, std::size_t stack_size, int max_threads) {
     sched.maxprocs_explicit.store(true);
     sched.maxprocs_source.store(static_cast<int>(MaxprocsSource::kExplicit));
   }
-  sched.memory_limit.store(goro::gomaxprocs::MemoryLimitReader().read());
+  {
+    goro::gomaxprocs::MemoryLimitReader reader;
+    publish_memory_limit(reader);
+  }
   maxprocs = std::min(maxprocs, AllP::kMax);
   sched.gomaxprocs.store(maxprocs);
   {

@@ -6,7 +6,8 @@
 
 namespace goro::gomaxprocs {
 struct Resolution;
-}
+class MemoryLimitReader;
+}  // namespace goro::gomaxprocs
 
 namespace goro::detail {
 
@@ -167,6 +168,8 @@ int resize_procs(int n);        // returns the previous count
 void sysmon_update_maxprocs();
 // sysmon, at most once a second: re-read the cgroup memory limit.
 void sysmon_update_memory_limit();
+// Reads the memory limit with `reader` and publishes it (limit, directory).
+void publish_memory_limit(goro::gomaxprocs::MemoryLimitReader& reader);
 // The MaxprocsSource (as int) a resolution stands for.
 int maxprocs_source_of(const goro::gomaxprocs::Resolution& r);
 void gfree_spill_locked(P* p);  // galloc.cpp: p's dead-G cache to the global one

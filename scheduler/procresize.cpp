@@ -181,9 +181,19 @@ void sysmon_update_maxprocs() {
   if (r.procs != sched.gomaxprocs.load(std::memory_order_relaxed)) resize_procs(r.procs);
 }
 
+void publish_memory_limit(goro::gomaxprocs::MemoryLimitReader& reader) {
+  const std::uint64_t limit = reader.read();
+  {
+    std::lock_guard<std::mutex> lock(sched.memory_limit_mu);
+    if (sched.memory_limit_dir != reader.directory()) sched.memory_limit_dir = reader.directory();
+    sched.memory_limit_version = reader.version();
+  }
+  sched.memory_limit.store(limit, std::memory_order_relaxed);
+}
+
 void sysmon_update_memory_limit() {
   static thread_local goro::gomaxprocs::MemoryLimitReader reader;
-  sched.memory_limit.store(reader.read(), std::memory_order_relaxed);
+  publish_memory_limit(reader);
 }
 
 int maxprocs_source_of(const goro::gomaxprocs::Resolution& r) {

@@ -280,6 +280,12 @@ struct Sched {
   // The cgroup memory limit in bytes (0: none): read at init, re-read by
   // sysmon once a second (config/maxprocs MemoryLimitReader).
   std::atomic<std::uint64_t> memory_limit{0};
+  // Where that limit is (the cgroup directory) and its version, for the
+  // working-set reads of memory_usage(); guarded by memory_limit_mu (a
+  // plain mutex: held for a string copy, never across a park).
+  std::mutex memory_limit_mu;
+  std::string memory_limit_dir;          // (memory_limit_mu)
+  int memory_limit_version = 0;          // (memory_limit_mu)
   std::vector<std::unique_ptr<M>> allm;  // (lock)
   std::atomic<int> mcount{0};
   int max_threads = 10000;

@@ -270,7 +270,7 @@ void StackPool::scavenge() {
       const std::size_t n = low - kWarmCache;
       idle.assign(warm_.begin(), warm_.begin() + static_cast<std::ptrdiff_t>(n));
       warm_.erase(warm_.begin(), warm_.begin() + static_cast<std::ptrdiff_t>(n));
-      in_transit_ = n;
+      in_transit_ += n;
     }
     warm_low_water_ = warm_.size();
   }
@@ -279,7 +279,23 @@ void StackPool::scavenge() {
     madvise(s.lo, s.size, MADV_DONTNEED);
   std::lock_guard<std::mutex> lock(mu_);
   cold_.insert(cold_.end(), idle.begin(), idle.end());
-  in_transit_ = 0;
+  in_transit_ -= idle.size();
+}
+
+void StackPool::release_free() {
+  std::vector<Stack> idle;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle.swap(warm_);
+    in_transit_ += idle.size();
+    warm_low_water_ = 0;
+  }
+  if (idle.empty()) return;
+  for (const Stack& s : idle)
+    madvise(s.lo, s.size, MADV_DONTNEED);
+  std::lock_guard<std::mutex> lock(mu_);
+  cold_.insert(cold_.end(), idle.begin(), idle.end());
+  in_transit_ -= idle.size();
 }
 
 StackPoolStats StackPool::stats() {

@@ -121,6 +121,8 @@ class StackPool {
   void release_batch(const Stack* s, int n);
   // sysmon: DONTNEED free stacks that stayed unused for a period (see above).
   void scavenge();
+  // Every free stack's pages back to the kernel now (goro::free_os_memory).
+  void release_free();
   // Promises n default-size slots (maps arenas as needed); false with errno
   // set when the arenas cannot be mapped.
   bool grant_credits(std::int64_t n);
@@ -172,8 +174,9 @@ class StackPool {
   // The smallest warm_.size() since the last scavenge: warm_[0, low water)
   // went unused for the whole period.
   std::size_t warm_low_water_ = 0;
-  // Stacks between warm_ and cold_ while scavenge() madvises them without the
-  // lock; allocate waits for them rather than map an arena the credits do
+  // Stacks between warm_ and cold_ while scavenge() or release_free()
+  // madvises them without the lock (each adds its count, then takes it
+  // back); allocate waits for them rather than map an arena the credits do
   // not account for.
   std::size_t in_transit_ = 0;
   bool guard_install_works_ = true;

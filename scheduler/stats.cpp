@@ -1,11 +1,15 @@
 // goro::stats(): a snapshot of the runtime's counters; memory_usage().
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <mutex>
+#include <string>
 
+#include "config/maxprocs/maxprocs.hpp"
 #include "goro/runtime.hpp"
 #include "scheduler/proc.hpp"
 
@@ -39,18 +43,27 @@ std::uint64_t read_rss() {
 // for kRssMaxAge; the caller that wins the CAS on rss_time re-reads. Relaxed
 // is enough: each value is a self-contained sample, and a reader that sees
 // the new time with the old size merely reports a reading ≤ 10 ms older.
+// The same for the limiting cgroup's working set.
 constexpr std::int64_t kRssMaxAge = 10'000'000;
 std::atomic<std::uint64_t> rss_cached{0};
+std::atomic<std::uint64_t> working_set_cached{0};
 std::atomic<std::int64_t> rss_time{0};
 
-std::uint64_t rss_now() {
+void sample_memory() {
   const std::int64_t now = detail::nanotime();
   std::int64_t last = rss_time.load(std::memory_order_relaxed);
-  if (last != 0 && now - last < kRssMaxAge) return rss_cached.load(std::memory_order_relaxed);
-  if (rss_time.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
-    rss_cached.store(read_rss(), std::memory_order_relaxed);
+  if (last != 0 && now - last < kRssMaxAge) return;
+  if (!rss_time.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  rss_cached.store(read_rss(), std::memory_order_relaxed);
+  std::string dir;
+  int version = 0;
+  {
+    std::lock_guard<std::mutex> lock(detail::sched.memory_limit_mu);
+    dir = detail::sched.memory_limit_dir;
+    version = detail::sched.memory_limit_version;
   }
-  return rss_cached.load(std::memory_order_relaxed);
+  working_set_cached.store(goro::gomaxprocs::MemoryLimitReader::working_set(dir, version),
+                           std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -69,11 +82,18 @@ std::string_view to_string(MaxprocsSource s) {
   return "unknown";
 }
 
+void free_os_memory() {
+  if (!detail::sched.allp.empty()) detail::stack_pool().release_free();
+  ::malloc_trim(0);
+}
+
 MemoryUsage memory_usage() {
   MemoryUsage u;
   if (detail::sched.allp.empty()) return u;  // no runtime running
   u.limit_bytes = detail::sched.memory_limit.load(std::memory_order_relaxed);
-  u.rss_bytes = rss_now();
+  sample_memory();
+  u.rss_bytes = rss_cached.load(std::memory_order_relaxed);
+  u.cgroup_bytes = u.limit_bytes == 0 ? 0 : working_set_cached.load(std::memory_order_relaxed);
   return u;
 }
 
@@ -112,6 +132,7 @@ RuntimeStats stats() {
   if (sched.allp.empty()) return s;  // no runtime running
   MemoryUsage mem = memory_usage();
   s.memory_limit_bytes = mem.limit_bytes;
+  s.memory_cgroup_bytes = mem.cgroup_bytes;
   s.rss_bytes = mem.rss_bytes;
   StackPoolStats st = stack_pool().stats();
   s.stacks_live = st.live;

@@ -126,12 +126,22 @@ class MemoryLimitReader {
 
   // Bytes, or 0 when no level of the ancestry sets a limit. Never throws.
   std::uint64_t read() noexcept;
-  // Where the last read() found its limit ("" if none).
+  // Where the last read() found its limit ("" if none), and that
+  // hierarchy's version (1 or 2; 0 if none): where usage() reads.
   const std::string& directory() const { return directory_; }
+  int version() const { return version_; }
+
+  // What the kernel weighs against the limit at `directory` (v1 or v2):
+  // the cgroup's usage minus its inactive file pages (Kubernetes' "working
+  // set"): anonymous memory, kernel memory and page tables count, page cache
+  // the kernel can drop does not. 0 when unreadable. Thread-safe (reads only
+  // its arguments).
+  static std::uint64_t working_set(const std::string& directory, int version) noexcept;
 
  private:
   std::unique_ptr<detail::CgroupReader> cgroup_;
   std::string directory_;
+  int version_ = 0;
 };
 
 }  // namespace goro::gomaxprocs

@@ -211,12 +211,47 @@ std::uint64_t MemoryLimitReader::read() noexcept {
   try {
     detail::MemoryLimit limit = cgroup_->read_memory([](std::string_view) {});
     directory_ = limit.directory;
+    version_ = limit.bytes ? static_cast<int>(limit.version) : 0;
     bytes = limit.bytes.value_or(0);
   } catch (...) {
     bytes = 0;  // allocation failed: "no limit", as for any unreadable file
   }
   errno = saved_errno;
   return bytes;
+}
+
+std::uint64_t MemoryLimitReader::working_set(const std::string& directory, int version) noexcept {
+  if (directory.empty() || (version != 1 && version != 2)) return 0;
+  const int saved_errno = errno;
+  std::uint64_t result = 0;
+  try {
+    std::string text;
+    const bool v2 = version == 2;
+    if (detail::read_bounded(directory + (v2 ? "/memory.current" : "/memory.usage_in_bytes"), 128,
+                             text)) {
+      const std::uint64_t usage = std::strtoull(text.c_str(), nullptr, 10);
+      std::uint64_t inactive = 0;
+      // memory.stat is a few dozen "key value" lines; v1's hierarchical
+      // total is total_inactive_file, v2's counters are hierarchical.
+      const std::string_view key = v2 ? "inactive_file " : "total_inactive_file ";
+      if (detail::read_bounded(directory + "/memory.stat", 64 * 1024, text)) {
+        for (std::size_t at = 0; at < text.size();) {
+          if (text.compare(at, key.size(), key) == 0) {
+            inactive = std::strtoull(text.c_str() + at + key.size(), nullptr, 10);
+            break;
+          }
+          const std::size_t nl = text.find('\n', at);
+          if (nl == std::string::npos) break;
+          at = nl + 1;
+        }
+      }
+      result = usage > inactive ? usage - inactive : 0;
+    }
+  } catch (...) {
+    result = 0;
+  }
+  errno = saved_errno;
+  return result;
 }
 
 }  // namespace goro::gomaxprocs

@@ -176,13 +176,24 @@ enum class MaxprocsSource { kAffinity, kCgroup, kEnv, kExplicit };
 std::string_view to_string(MaxprocsSource s);
 // The process's memory now. limit_bytes: the cgroup memory limit, the
 // smallest hard limit over the process's cgroup ancestry (v1 or v2), 0 when
-// none; read at start and re-read by sysmon once a second. rss_bytes: the
-// resident set size from /proc/self/statm, read at most once per 10 ms
-// (calls in between share the last reading), so calling this per request
-// costs two atomic loads. Both 0 when no runtime is running or /proc is
-// unreadable.
+// none; read at start and re-read by sysmon once a second. cgroup_bytes:
+// what the kernel weighs against that limit, the working set of the cgroup
+// that sets it (usage minus inactive page cache: anonymous and kernel
+// memory, page tables, socket buffers on v2), 0 without a limit. rss_bytes:
+// the resident set size from /proc/self/statm. Both are sampled at most once
+// per 10 ms (calls in between share the last reading), so calling this per
+// request costs a few atomic loads. All 0 when no runtime is running.
+// Gives memory the process no longer uses back to the kernel now, as Go's
+// debug.FreeOSMemory: the pages of every free goroutine stack (the stack
+// cache otherwise keeps up to 1,024 committed) and malloc's free heap
+// (malloc_trim). Costs a madvise per cached stack: call it under memory
+// pressure (middleware::memory_guard does, once a second while shedding),
+// not per request. Blocks its thread; from a goroutine, wrap it in
+// goro::blocking.
+void free_os_memory();
 struct MemoryUsage {
   std::uint64_t limit_bytes = 0;
+  std::uint64_t cgroup_bytes = 0;
   std::uint64_t rss_bytes = 0;
 };
 MemoryUsage memory_usage();
@@ -195,6 +206,7 @@ struct RuntimeStats {
   std::uint64_t maxprocs = 0;    // now
   MaxprocsSource maxprocs_source = MaxprocsSource::kAffinity;  // now
   std::uint64_t memory_limit_bytes = 0;                        // now: memory_usage().limit_bytes
+  std::uint64_t memory_cgroup_bytes = 0;                       // now: memory_usage().cgroup_bytes
   std::uint64_t rss_bytes = 0;                                 // now: memory_usage().rss_bytes
   std::uint64_t idle_procs = 0;                                // now
   std::uint64_t spinning_threads = 0;                          // now

@@ -250,6 +250,7 @@ class Client {
 // still running.
 struct ChildServer {
   pid_t pid = -1;
+  pid_t pid_at_start = -1;  // `pid` stays valid after wait_exit() resets pid
   std::string addr;
   int port = 0;
 
@@ -275,6 +276,7 @@ struct ChildServer {
       _exit(127);
     }
     close(out[1]);
+    pid_at_start = pid;
     fd_ = out[0];
     reader_ = std::thread([this] { read_lines(); });
     std::string first;

@@ -52,6 +52,9 @@ std::string metrics_text() {
                  to_string(st.maxprocs_source));
   metric(out, "goro_memory_limit_bytes", "gauge",
          "The cgroup memory limit (smallest over the ancestry); 0: none.", st.memory_limit_bytes);
+  metric(out, "goro_memory_cgroup_working_set_bytes", "gauge",
+         "What the limiting cgroup holds against the limit (usage - inactive file).",
+         st.memory_cgroup_bytes);
   metric(out, "process_resident_memory_bytes", "gauge", "Resident set size.", st.rss_bytes);
   metric(out, "goro_idle_procs", "gauge", "Idle Ps.", st.idle_procs);
   metric(out, "goro_spinning_threads", "gauge", "Ms spinning for work.", st.spinning_threads);

@@ -52,8 +52,12 @@ inline constexpr std::uint64_t kMaxPostHandlerDrain = 256 << 10;
 // Response bytes buffered before the framing is decided (Go: 2048 per
 // response plus a 4 KiB bufio; one 4 KiB decision point here).
 inline constexpr std::size_t kBufferBeforeChunking = 4096;
-// `out` is written once it holds this much even with more requests queued.
-inline constexpr std::size_t kOutFlushThreshold = 64 << 10;
+// `out` is written once it holds this much even with more requests queued,
+// and body data that would take it past this goes out with it in one writev
+// (emit_body): the most a response's writes pin to a connection. Go's
+// response buffers are 4 KiB + 2 KiB; 16 KiB still coalesces a pipelined
+// batch of small responses into one write.
+inline constexpr std::size_t kOutFlushThreshold = 16 << 10;
 
 struct Exchange {
   Exchange(ServerState* server, ConnEntry* entry)

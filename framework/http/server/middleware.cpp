@@ -28,7 +28,6 @@
 //   to goro::run's, and a sink destroyed outside a goroutine could not stop it.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -342,11 +341,13 @@ struct GuardState {
 
   void log(LogLevel level, std::string_view msg, const MemoryUsage& u, std::uint64_t shed) const {
     if (!opts.log || !opts.log->enabled(level)) return;
-    const double pct = u.limit_bytes == 0 ? 0
-                                          : 100.0 * static_cast<double>(u.rss_bytes) /
-                                                static_cast<double>(u.limit_bytes);
+    const std::uint64_t used = u.cgroup_bytes != 0 ? u.cgroup_bytes : u.rss_bytes;
+    const double pct = u.limit_bytes == 0
+                           ? 0
+                           : 100.0 * static_cast<double>(used) / static_cast<double>(u.limit_bytes);
     LogRecord r(level, msg);
-    r.add("rss_bytes", u.rss_bytes)
+    r.add("cgroup_bytes", u.cgroup_bytes)
+        .add("rss_bytes", u.rss_bytes)
         .add("limit_bytes", u.limit_bytes)
         .add("percent", std::round(pct * 10) / 10)
         .add("threshold_percent", std::round(opts.fraction * 1000) / 10);
@@ -385,9 +386,10 @@ Middleware memory_guard(MemoryGuardOptions opts) {
         st->log(LogLevel::kWarn, "memory over the threshold: shedding new requests", memory_usage(),
                 st->shed_since_log.exchange(0));
       }
-      // Freed heap that glibc keeps in its arenas counts in the RSS: give it
-      // back, at most once a second (it walks every arena; a thread may wait).
-      if (GuardState::once_a_second(st->last_trim)) goro::blocking([] { ::malloc_trim(0); });
+      // Free stacks the cache keeps committed and freed heap glibc keeps in
+      // its arenas count against the limit: give them back, at most once a
+      // second (a madvise per stack, a walk of every arena: a thread waits).
+      if (GuardState::once_a_second(st->last_trim)) goro::blocking([] { goro::free_os_memory(); });
       w.header().set("Retry-After", st->retry_after);
       w.header().set("Connection", "close");
       error(w, "memory limit nearly reached; retry later", 503);
@@ -401,7 +403,11 @@ bool memory_over(double fraction) {
   if (!(fraction > 0)) return false;
   const MemoryUsage u = memory_usage();
   if (u.limit_bytes == 0) return false;
-  return static_cast<double>(u.rss_bytes) >= fraction * static_cast<double>(u.limit_bytes);
+  // The cgroup's working set is what the OOM killer weighs; RSS misses the
+  // kernel's share (socket buffers, page tables) and is the fallback when
+  // the cgroup's files cannot be read.
+  const std::uint64_t used = u.cgroup_bytes != 0 ? u.cgroup_bytes : u.rss_bytes;
+  return static_cast<double>(used) >= fraction * static_cast<double>(u.limit_bytes);
 }
 
 }  // namespace goro::http

@@ -122,8 +122,12 @@ void commit_head(Exchange& x, bool finishing) {
 // Appends body bytes after the head, framed.
 Result<void> emit_body(Exchange& x, std::string_view data) {
   if (data.empty() || x.is_head_method || x.framing == Framing::kNone) return {};
+  // Data that would take `out` past the threshold is gathered with it into
+  // one writev instead of copied: `out` never grows past kOutFlushThreshold,
+  // so a streaming response pins at most that much to its connection.
+  const bool direct = x.out.size() + data.size() >= detail::kOutFlushThreshold;
   if (x.framing == Framing::kChunked) {
-    if (data.size() >= detail::kOutFlushThreshold) {
+    if (direct) {
       // Large chunk: gather [pending out, size line, data, CRLF] in one writev
       // instead of copying the data into `out`.
       detail::ChunkSizeLine line = detail::chunk_size_line(data.size());
@@ -137,7 +141,7 @@ Result<void> emit_body(Exchange& x, std::string_view data) {
       return {};
     }
     detail::append_chunk(x.out, data);
-  } else if (data.size() >= detail::kOutFlushThreshold) {
+  } else if (direct) {
     iovec iov[2] = {{x.out.data(), x.out.size()}, {const_cast<char*>(data.data()), data.size()}};
     auto n = x.writev(iov);
     x.out.clear();
@@ -220,6 +224,14 @@ WriteResult ResponseWriter::write(std::string_view data) {
   x.written += data.size();
   if (!x.head_sent) {
     x.body_buf_len += data.size();
+    if (x.body_buf_len > detail::kBufferBeforeChunking && x.body_buf.empty()) {
+      // A first write past the buffer goes out as it is: copying it into
+      // body_buf would pin a buffer of its size to the connection.
+      if (auto r = commit_buffered(x, false); !r) return fail_writes(x, r.error());
+      if (x.is_head_method) return data.size();
+      if (auto r = emit_body(x, data); !r) return fail_writes(x, r.error());
+      return data.size();
+    }
     if (!x.is_head_method) x.body_buf.append(data);
     if (x.body_buf_len <= detail::kBufferBeforeChunking) return data.size();
     if (auto r = commit_buffered(x, false); !r) return fail_writes(x, r.error());

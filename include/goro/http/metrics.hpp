@@ -6,7 +6,8 @@
 // middleware counts requests by status class and their latency.
 //
 //   goro_goroutines, goro_threads, goro_maxprocs, goro_maxprocs_source{source=},
-//   goro_memory_limit_bytes, process_resident_memory_bytes, goro_idle_procs,
+//   goro_memory_limit_bytes, goro_memory_cgroup_working_set_bytes,
+//   process_resident_memory_bytes, goro_idle_procs,
 //   goro_spinning_threads (gauges); goro_steals_total, goro_handoffs_total,
 //   goro_netpoll_wakes_total, goro_parks_total, ... (counters);
 //   goro_http_requests_total{code="2xx"}, goro_http_requests_in_flight,

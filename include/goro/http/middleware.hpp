@@ -66,16 +66,17 @@ struct MemoryGuardOptions {
 // Unavailable" with Retry-After and Connection: close before its handler
 // runs, its body unread, and counted in goro_http_requests_shed_total.
 // Requests already in their handlers finish. While shedding it also calls
-// malloc_trim once a second, so heap freed by finished requests leaves the
-// RSS. Without a cgroup memory limit it never sheds. The measure is the
-// process's RSS (goro::memory_usage()), not the cgroup's usage, which also
-// counts reclaimable page cache.
+// goro::free_os_memory() once a second, so stacks and heap freed by finished
+// requests leave the cgroup. Without a cgroup memory limit it never sheds. The measure is what the
+// OOM killer weighs: the limiting cgroup's working set (goro::memory_usage():
+// usage minus reclaimable page cache), or the RSS if that cannot be read.
 Middleware memory_guard(MemoryGuardOptions opts);
 
 }  // namespace middleware
 
-// True when the process's resident set is at or above `fraction` of its
-// cgroup memory limit (goro::memory_usage()); false without a limit or for
+// True when the limiting cgroup's working set (else the process's RSS) is
+// at or above `fraction` of its memory limit (goro::memory_usage()); false
+// without a limit or for
 // fraction <= 0. Two atomic loads, and a /proc read at most every 10 ms: cheap
 // enough for a readiness handler or a per-request check.
 bool memory_over(double fraction);
