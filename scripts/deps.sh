@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages goro needs, only those missing; quiet and
 # idempotent when everything is present. Sourced or run by run.sh / test.sh.
+#   bash scripts/deps.sh           everything: build, tests, lint, load tests
+#   bash scripts/deps.sh --build   only what a release build of the libraries
+#                                  and apps needs (the Dockerfile's build stage)
 set -euo pipefail
+
+GORO_BUILD_PACKAGES=(
+  g++ cmake ninja-build pkg-config                # toolchain
+  node-llhttp                                     # HTTP/1.1 parser sources, built by our CMake
+  libssl-dev                                      # TLS (OpenSSL 3)
+  libfmt-dev                                      # formatting and logs
+  libcli11-dev libtoml11-dev                      # app configuration: flags and TOML files
+  nlohmann-json3-dev                              # JSON responses
+)
 
 GORO_PACKAGES=(
   g++ clang cmake ninja-build pkg-config          # toolchain (clang: libFuzzer targets)
@@ -17,11 +29,19 @@ GORO_PACKAGES=(
   libbenchmark-dev                                # micro-benchmarks
   curl python3 procps                             # test clients and process tools
   golang-go wrk nginx-light                       # load-test peers and client
+  python3-yaml                                    # tests/deploy: the Kubernetes manifests
 )
 if [[ $(uname -m) == x86_64 ]]; then
   # The AArch64 context switch, cross-compiled and run under emulation
   # (tests/scheduler: scheduler_context_aarch64_qemu_test).
   GORO_PACKAGES+=(g++-aarch64-linux-gnu qemu-user)
+fi
+
+if [[ ${1:-} == --build ]]; then
+  GORO_PACKAGES=("${GORO_BUILD_PACKAGES[@]}")
+elif [[ $# -gt 0 ]]; then
+  echo "usage: bash scripts/deps.sh [--build]" >&2
+  exit 2
 fi
 
 missing=()
