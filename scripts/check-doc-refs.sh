@@ -19,7 +19,8 @@
 # URLs, absolute paths and, outside Markdown, a string literal that holds
 # nothing but the path (`"site/docs/readme.md"`: a file name a test creates)
 # are not references. A line that mentions such a name as data in any other
-# way carries the marker `doc-refs: ignore`.
+# way carries the marker `doc-refs: ignore`. In YAML, `apiVersion:` and
+# `kind:` lines name API groups and versions, not paths.
 #
 # Output: one line per broken reference, `file:line: missing TARGET`, and exit
 # status 1; nothing and status 0 when every reference resolves.
@@ -51,6 +52,7 @@ URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+")
 TOKEN = re.compile(r"(?<![\w./~$-])((?:[\w.-]+/)*[\w.-]+/?)")
 SECTION = re.compile(r"""([\w./-]+\.md)[,:]?\s+["“]([^"”]+)["”]""")
 IGNORE = "doc-refs: ignore"
+KUBE_API = re.compile(r"^\s*(-\s*)?(apiVersion|kind):")
 
 
 def exists(path, base):
@@ -115,6 +117,8 @@ for f in files:
     for n, line in enumerate(lines, 1):
         if IGNORE in line:
             continue
+        if f.endswith((".yaml", ".yml")) and KUBE_API.match(line):
+            continue  # a Kubernetes API group ("apps/v1"), not a path
         text = URL.sub(" ", line)
         markdown = f.endswith(".md")
         for m in TOKEN.finditer(text):

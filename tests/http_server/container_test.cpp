@@ -346,6 +346,17 @@ TEST(Container, MemoryLimitIsExportedAndAFloodIsShedNotKilled) {
   EXPECT_EQ(h.fetch("/plaintext").status, 200);
   EXPECT_EQ(::kill(h.pid, 0), 0);
   EXPECT_EQ(field(cg.read("memory.oom_control"), "oom_kill"), 0u);
+
+  // The limit changes under the running server (an operator resizes the
+  // container): sysmon re-reads it about once a second.
+  cg.set_memory_limit(96u << 20);
+  std::string seen;
+  const auto until = Clock::now() + 10s;
+  while (Clock::now() < until &&
+         (seen = metric_line(h.fetch("/metrics").body, "goro_memory_limit_bytes")) !=
+             "goro_memory_limit_bytes 100663296")
+    std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(seen, "goro_memory_limit_bytes 100663296") << "the new limit, re-read";
   kill(h.pid, SIGTERM);
   EXPECT_EQ(h.wait_exit(10s), 0);
 }
