@@ -382,6 +382,35 @@ TEST(HttpServer, ReadHeaderTimeoutClosesSlowClient) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
+// A connection that never sends a byte is a slow head, not a keep-alive
+// rest: closed after read_header_timeout from the accept (issue 17), not
+// after idle_timeout.
+TEST(HttpServer, SilentNewConnectionClosedAfterReadHeaderTimeoutFromAccept) {
+  TestServer s(test_routes(), {.read_header_timeout = 300ms, .idle_timeout = 60s});
+  const auto start = std::chrono::steady_clock::now();
+  Client silent(s.port(), 10s);
+  ASSERT_TRUE(silent.connected());
+  EXPECT_TRUE(silent.closed_by_peer());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 8s) << "closed by the header timeout, not the 60 s idle one";
+}
+
+// The first request's head deadline runs from the accept: a client that
+// waits before it starts trickling gets no fresh 1.5 s at its first byte.
+TEST(HttpServer, FirstRequestHeadDeadlineRunsFromAccept) {
+  TestServer s(test_routes(), {.read_header_timeout = 1500ms, .idle_timeout = 60s});
+  const auto start = std::chrono::steady_clock::now();
+  Client slow(s.port(), 10s);
+  ASSERT_TRUE(slow.connected());
+  std::this_thread::sleep_for(1000ms);
+  ASSERT_TRUE(slow.send("GET /plaintext HTTP/1.1\r\n"));
+  EXPECT_TRUE(slow.closed_by_peer());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 1400ms);
+  EXPECT_LT(took, 2300ms) << "accept + 1.5 s, not first byte + 1.5 s";
+}
+
 TEST(HttpServer, IdleTimeoutClosesKeepAlive) {
   TestServer s(test_routes(), {.idle_timeout = 200ms});
   Client c(s.port());
@@ -422,6 +451,43 @@ TEST(HttpServer, GracefulShutdownFinishesInFlightAndClosesIdle) {
   stopper.join();
   Client late(s.port());
   EXPECT_FALSE(late.connected());
+}
+
+// A connection accepted before the listener closed whose request arrives
+// after it is served, not reset (Go's StateNew rule): the drain waits for a
+// new connection's first request.
+TEST(HttpServer, RequestOnAConnectionAcceptedBeforeShutdownIsServed) {
+  TestServer s(test_routes());
+  Client fresh(s.port());
+  ASSERT_TRUE(fresh.connected());
+  std::this_thread::sleep_for(100ms);  // accepted and waiting for its head
+  std::thread stopper([&] { s.stop(5s); });
+  // The listener closes at once; then the request goes out.
+  for (int i = 0; i < 200; ++i) {
+    Client probe(s.port());
+    if (!probe.connected()) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(fresh.send(get("/plaintext")));
+  auto r = fresh.read_response();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("connection"), "close");
+  stopper.join();
+}
+
+// ... but a new connection that stays silent holds the drain for 5 s at
+// most, not for its whole header timeout.
+TEST(HttpServer, SilentNewConnectionHoldsTheDrainFiveSecondsAtMost) {
+  TestServer s(test_routes(), {.read_header_timeout = 60s});
+  Client silent(s.port(), 20s);
+  ASSERT_TRUE(silent.connected());
+  std::this_thread::sleep_for(100ms);
+  const auto start = std::chrono::steady_clock::now();
+  s.stop(30s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(silent.closed_by_peer());
+  EXPECT_GE(took, 4s);
+  EXPECT_LT(took, 15s);
 }
 
 TEST(HttpServer, ShutdownDeadlineCancelsRequestContexts) {

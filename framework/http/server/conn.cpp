@@ -84,7 +84,20 @@ bool read_head(Exchange& x, bool& linger) {
       return false;
     }
     const bool at_rest = x.parser.is_idle() && x.unread().empty();
-    if (at_rest) {
+    // A new connection waits for its first request under the read-header
+    // timeout from accept (Go's ReadHeaderTimeout runs from the start of
+    // readRequest, which for the first request is the accept), not the idle
+    // timeout: silence from the start is a slow head, not a rest. It does
+    // not end at a drain either: it may hold the request the client sent
+    // just before the listener closed (ConnEntry, kNew).
+    const bool fresh = at_rest && x.e->state.load() == ConnEntry::kNew;
+    if (fresh) {
+      if (x.s->opts.read_header_timeout.count() > 0) {
+        x.set_read_deadline(x.e->accepted + x.s->opts.read_header_timeout);
+      } else if (x.s->opts.idle_timeout.count() > 0) {
+        x.set_read_deadline(x.e->accepted + x.s->opts.idle_timeout);
+      }
+    } else if (at_rest) {
       if (x.e->state.load() == ConnEntry::kActive && !x.e->transition_to_idle()) return false;
       if (x.s->draining.load()) return false;
       if (x.s->opts.idle_timeout.count() > 0) {
@@ -101,7 +114,8 @@ bool read_head(Exchange& x, bool& linger) {
     if (!n || *n == 0) return false;
     if (at_rest) {
       if (!x.e->transition_to_active()) return false;
-      x.started = net::Clock::now();
+      // The first request's clocks (read-header, read) run from accept.
+      x.started = fresh ? x.e->accepted : net::Clock::now();
     }
   }
 }

@@ -13,7 +13,9 @@
 //    `draining` is set first: from now on a connection at rest ends.
 // 2. serve() then sweeps: every connection found kIdle is CASed to kClosed
 //    and closed (its goroutine wakes from its read with errc::closed and
-//    ends). Active connections finish their request; commit_head sees
+//    ends); one still kNew (no request yet) only once it is kNewConnGrace
+//    (5 s) old, as Go does, so a request sent just before the listener
+//    closed is served, not reset. Active connections finish their request; commit_head sees
 //    shutting_down and answers with Connection: close, and the goroutine
 //    ends after the response. The sweep repeats with a growing pause (1 ms
 //    doubling to 50 ms: quick for an idle server, cheap for a busy one).
@@ -70,10 +72,16 @@ void ServerState::close_listener() {
 }
 
 std::size_t ServerState::close_idle() {
+  const net::Clock::time_point now = net::Clock::now();
   goro::detail::ThreadLockGuard lock(conns_mu);
   for (const auto& e : conns) {
     int expected = ConnEntry::kIdle;
-    if (e->state.compare_exchange_strong(expected, ConnEntry::kClosed)) (void)e->conn.close();
+    if (e->state.compare_exchange_strong(expected, ConnEntry::kClosed)) {
+      (void)e->conn.close();
+    } else if (expected == ConnEntry::kNew && now - e->accepted >= kNewConnGrace &&
+               e->state.compare_exchange_strong(expected, ConnEntry::kClosed)) {
+      (void)e->conn.close();
+    }
   }
   return conns.size();
 }

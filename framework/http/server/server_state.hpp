@@ -26,31 +26,48 @@ namespace goro::http::detail {
 // One accepted connection, as the server's registry sees it.
 //
 // `state` governs who may close the connection during shutdown:
-//   kIdle   -> kActive  the connection goroutine, when a request's first bytes
-//                       arrive (transition_to_active)
+//   kNew    -> kActive  the connection goroutine, when its first request's
+//                       first bytes arrive (transition_to_active)
+//   kIdle   -> kActive  the same, for a later request
 //   kActive -> kIdle    the connection goroutine, after a response, before
 //                       waiting for the next request (transition_to_idle)
 //   kIdle   -> kClosed  shutdown's idle sweep, which then closes `conn`
+//   kNew    -> kClosed  the sweep too, but only once the connection is
+//                       kNewConnGrace old: one accepted just before the
+//                       listener closed gets to send its request (Go's
+//                       closeIdleConns, net/http server.go, golang/go#22682)
 //   any     -> kClosed  the forced close at the shutdown deadline
 // A goroutine whose transition fails finds kClosed and ends. After its CAS to
 // kIdle it re-checks `draining` (seq_cst both sides; the sweep runs only
 // after draining was set): either the sweep sees it idle, or it sees the
-// flag; a connection never sleeps through a shutdown.
+// flag; a connection never sleeps through a shutdown. A kNew connection
+// sleeps through it at most until kNewConnGrace or its read-header
+// deadline, which runs from `accepted`.
 struct ConnEntry {
-  enum State : int { kIdle, kActive, kClosed };
+  enum State : int { kNew, kIdle, kActive, kClosed };
   net::Conn conn;
-  std::atomic<int> state{kIdle};
+  std::atomic<int> state{kNew};
+  // Set at construction (in the accept loop), read-only afterwards.
+  const net::Clock::time_point accepted = net::Clock::now();
   std::list<std::shared_ptr<ConnEntry>>::iterator self;
 
+  // kNew or kIdle -> kActive; false when the sweep closed it.
   bool transition_to_active() {
-    int expected = kIdle;
-    return state.compare_exchange_strong(expected, kActive);
+    int expected = state.load();
+    while (expected == kNew || expected == kIdle) {
+      if (state.compare_exchange_weak(expected, kActive)) return true;
+    }
+    return false;
   }
   bool transition_to_idle() {
     int expected = kActive;
     return state.compare_exchange_strong(expected, kIdle);
   }
 };
+
+// How long a connection that has sent nothing may hold up a graceful drain
+// (Go: 5 s).
+inline constexpr std::chrono::seconds kNewConnGrace{5};
 
 struct ServerState {
   ServerOptions opts;
@@ -112,7 +129,8 @@ struct ServerState {
   // positive `delay`, after the lame-duck period. Any thread.
   void begin_shutdown(std::chrono::nanoseconds timeout, std::chrono::nanoseconds delay);
   void close_listener();
-  // Closes idle connections; returns how many are still registered.
+  // Closes idle connections, and new ones older than kNewConnGrace; returns
+  // how many are still registered.
   std::size_t close_idle();
   void close_all();
 };

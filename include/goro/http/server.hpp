@@ -67,7 +67,9 @@ struct ServerOptions {
   std::string addr = ":8080";
   // The Server header; empty: none.
   std::string server_name = "goro";
-  // Time allowed to read a request's head, from its first byte (slowloris).
+  // Time allowed to read a request's head, from its first byte (slowloris);
+  // for a connection's first request, from the accept: a connection that
+  // sends nothing is closed after it, not after idle_timeout.
   std::chrono::nanoseconds read_header_timeout = std::chrono::seconds{10};
   // Time allowed for the whole request, body included, from its first byte;
   // 0: none. Without it a body read still fails after read_header_timeout
