@@ -421,17 +421,48 @@ TEST(HttpServer, IdleTimeoutClosesKeepAlive) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
-TEST(HttpServer, MaxConnectionsAnswers503) {
+// At the cap, a connection at rest makes room for a new one (the oldest
+// first); only when every connection is in a request is the new one refused.
+TEST(HttpServer, MaxConnectionsEvictsTheOldestIdleBeforeRefusing) {
   TestServer s(test_routes(), {.max_connections = 2});
-  Client a(s.port()), b(s.port());
+  Client a(s.port());
   ASSERT_TRUE(a.send(get("/plaintext")));
-  ASSERT_TRUE(b.send(get("/plaintext")));
   EXPECT_EQ(a.read_response().status, 200);
+  Client b(s.port());
+  ASSERT_TRUE(b.send(get("/plaintext")));
   EXPECT_EQ(b.read_response().status, 200);
+  // Both idle: c displaces a (registered first), then is served.
   Client c(s.port());
-  auto r = c.read_response();
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  EXPECT_TRUE(a.closed_by_peer());
+  // b and c busy, nothing at rest: d is refused.
+  ASSERT_TRUE(b.send(get("/sleep?ms=1500")));
+  ASSERT_TRUE(c.send(get("/sleep?ms=1500")));
+  std::this_thread::sleep_for(300ms);
+  Client d(s.port());
+  auto r = d.read_response();
   EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.header("retry-after"), "1");
   EXPECT_EQ(r.header("connection"), "close");
+  EXPECT_EQ(b.read_response().status, 200) << "a request in flight is never evicted";
+  EXPECT_EQ(c.read_response().status, 200);
+  bool logged = false;
+  for (const std::string& line : s.log())
+    logged = logged || line.find("max_connections (2) reached") != std::string::npos;
+  EXPECT_TRUE(logged);
+}
+
+// A connection that never sent a byte is at rest too.
+TEST(HttpServer, MaxConnectionsEvictsASilentConnection) {
+  TestServer s(test_routes(), {.max_connections = 1});
+  Client silent(s.port());
+  ASSERT_TRUE(silent.connected());
+  std::this_thread::sleep_for(100ms);
+  Client real(s.port());
+  ASSERT_TRUE(real.send(get("/plaintext")));
+  EXPECT_EQ(real.read_response().status, 200);
+  EXPECT_TRUE(silent.closed_by_peer());
 }
 
 TEST(HttpServer, GracefulShutdownFinishesInFlightAndClosesIdle) {

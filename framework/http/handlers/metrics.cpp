@@ -89,6 +89,9 @@ std::string metrics_text() {
          m.connections_total.load(rl));
   metric(out, "goro_http_connections_rejected_total", "counter",
          "Connections answered 503 over max_connections.", m.connections_rejected.load(rl));
+  metric(out, "goro_http_connections_evicted_total", "counter",
+         "Connections at rest closed at max_connections to admit a new one.",
+         m.connections_evicted.load(rl));
   metric(out, "goro_http_requests_shed_total", "counter",
          "Requests answered 503 by middleware::memory_guard.", m.requests_shed.load(rl));
   out.append(

@@ -395,7 +395,8 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
 
 void reject_conn(net::Conn conn) {
   std::string out;
-  write_simple_response(out, 503, "503 Service Unavailable: too many connections", true, "");
+  write_simple_response(out, 503, "503 Service Unavailable: too many connections", true, "", false,
+                        "1");
   if (conn.write(out)) linger_close(conn);
 }
 

@@ -185,7 +185,8 @@ void answer_panic(Exchange& x);
 // response.cpp
 void finish_response(Exchange& x);
 void write_simple_response(std::string& out, int status, std::string_view body, bool close,
-                           std::string_view server_name, bool http10 = false);
+                           std::string_view server_name, bool http10 = false,
+                           std::string_view retry_after = {});
 // response.cpp: writes the response head (status and a declared
 // Content-Length set by the caller), then `length` bytes of `file` from
 // `offset` straight from the page cache with sendfile(2); HEAD sends the head

@@ -19,6 +19,7 @@ struct HttpMetrics {
   std::atomic<std::int64_t> connections_open{0};
   std::atomic<std::uint64_t> connections_total{0};
   std::atomic<std::uint64_t> connections_rejected{0};  // over max_connections (503)
+  std::atomic<std::uint64_t> connections_evicted{0};   // closed at rest to admit another
   std::atomic<std::uint64_t> requests_shed{0};         // 503 from middleware::memory_guard
   std::atomic<std::int64_t> in_flight{0};
   std::array<std::atomic<std::uint64_t>, 6> requests_by_class{};  // [1..5] = 1xx..5xx

@@ -336,11 +336,13 @@ Result<void> send_file_body(Exchange& x, fs::File& file, std::uint64_t offset,
 }
 
 void write_simple_response(std::string& out, int status, std::string_view body, bool close,
-                           std::string_view server_name, bool http10) {
+                           std::string_view server_name, bool http10,
+                           std::string_view retry_after) {
   append_status_line(out, http10, status);
   char date_buf[29];
   append_field(out, "Date", cached_http_date(date_buf));
   if (!server_name.empty()) append_field(out, "Server", server_name);
+  if (!retry_after.empty()) append_field(out, "Retry-After", retry_after);
   if (!body.empty()) append_field(out, "Content-Type", "text/plain; charset=utf-8");
   fmt::format_to(std::back_inserter(out), "Content-Length: {}\r\n", body.size());
   if (close) append_field(out, "Connection", "close");

@@ -86,6 +86,35 @@ std::size_t ServerState::close_idle() {
   return conns.size();
 }
 
+bool ServerState::evict_one_locked() {
+  // From the back: the longest-registered connections first. A connection at
+  // rest has no request to lose: a keep-alive client reconnects, one that
+  // never sent anything loses nothing (nginx's ngx_drain_connections).
+  for (auto it = conns.rbegin(); it != conns.rend(); ++it) {
+    ConnEntry& e = **it;
+    int st = e.state.load();
+    if (st != ConnEntry::kIdle && st != ConnEntry::kNew) continue;
+    if (e.state.compare_exchange_strong(st, ConnEntry::kClosed)) {
+      (void)e.conn.close();  // its goroutine wakes from its read and ends
+      return true;
+    }
+  }
+  return false;
+}
+
+void ServerState::log_cap(std::size_t cap) {
+  const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::int64_t last = cap_logged_ns.load(std::memory_order_relaxed);
+  if (last != 0 && now - last < std::chrono::nanoseconds(std::chrono::seconds(1)).count()) return;
+  if (!cap_logged_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  const std::uint64_t evicted = cap_evicted.exchange(0, std::memory_order_relaxed);
+  const std::uint64_t refused = cap_refused.exchange(0, std::memory_order_relaxed);
+  log(fmt::format(
+      "http: max_connections ({}) reached: {} idle connection(s) closed to admit new ones, "
+      "{} refused with 503 (every connection busy) since the last report",
+      cap, evicted, refused));
+}
+
 void ServerState::close_all() {
   goro::detail::ThreadLockGuard lock(conns_mu);
   for (const auto& e : conns) {
@@ -174,13 +203,26 @@ void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) 
   auto entry = std::make_shared<detail::ConnEntry>();
   entry->conn = std::move(conn);  // before it is registered: the sweep may close it
   bool over = false;
+  bool evicted = false;
   {
     goro::detail::ThreadLockGuard lock(s->conns_mu);
-    over = s->opts.max_connections != 0 && s->conns.size() >= s->opts.max_connections;
+    if (s->opts.max_connections != 0 && s->conns.size() >= s->opts.max_connections) {
+      // At the cap: make room by closing a connection at rest; refuse only
+      // when every connection is in a request. An evicted entry stays
+      // registered until its goroutine ends, so the registry may exceed the
+      // cap by the evictions in flight; each admission costs one eviction.
+      evicted = s->evict_one_locked();
+      over = !evicted;
+    }
     if (!over) {
       s->conns.push_front(entry);
       entry->self = s->conns.begin();
     }
+  }
+  if (evicted || over) {
+    (evicted ? s->cap_evicted : s->cap_refused).fetch_add(1, std::memory_order_relaxed);
+    if (evicted) m.connections_evicted.fetch_add(1, std::memory_order_relaxed);
+    s->log_cap(s->opts.max_connections);
   }
   if (over) conn = std::move(entry->conn);  // never registered: ours alone
   s->conns_wg.add(1);

@@ -111,7 +111,14 @@ struct ServerState {
   // Live connections (registry for shutdown). Lock held only for list edits
   // and the sweep's CAS + close, never across a park.
   std::mutex conns_mu;
-  std::list<std::shared_ptr<ConnEntry>> conns;
+  std::list<std::shared_ptr<ConnEntry>> conns;  // newest first
+
+  // At max_connections (server.cpp, start_conn): what was evicted and
+  // refused since the last log line, and when that line went out (steady
+  // ns): one line a second at most, however fast a flood arrives.
+  std::atomic<std::uint64_t> cap_evicted{0};
+  std::atomic<std::uint64_t> cap_refused{0};
+  std::atomic<std::int64_t> cap_logged_ns{0};
 
   // Every connection goroutine (and 503 goroutine): add before spawning, done
   // as its very last act, after its socket is closed and released. serve()
@@ -133,6 +140,12 @@ struct ServerState {
   // how many are still registered.
   std::size_t close_idle();
   void close_all();
+  // Under conns_mu, at max_connections: closes the oldest connection at rest
+  // (kIdle, or kNew: nothing sent yet) so a new one can be served; false when
+  // every connection is in a request.
+  bool evict_one_locked();
+  // Logs the cap's evictions and refusals, at most once a second.
+  void log_cap(std::size_t cap);
 };
 
 // The connection goroutine's body (conn.cpp).

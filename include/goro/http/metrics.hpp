@@ -12,7 +12,8 @@
 //   goro_netpoll_wakes_total, goro_parks_total, ... (counters);
 //   goro_http_requests_total{code="2xx"}, goro_http_requests_in_flight,
 //   goro_http_connections (open), goro_http_connections_total (accepted),
-//   goro_http_connections_rejected_total, goro_http_requests_shed_total,
+//   goro_http_connections_rejected_total, goro_http_connections_evicted_total,
+//   goro_http_requests_shed_total,
 //   goro_http_request_duration_seconds (histogram).
 #pragma once
 

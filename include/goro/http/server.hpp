@@ -19,22 +19,26 @@
 //
 // Limits and timeouts (Go's semantics, safer defaults; all options below).
 //
-// Connection cap: past max_connections the server still accepts, answers
-// "503 Service Unavailable" with Connection: close and closes, rather than
-// leaving clients hanging in the kernel's backlog: a client learns at once
-// that it should back off, and the listen queue cannot fill with connections
-// no one will serve.
+// Connection cap: at max_connections the server first makes room, as nginx
+// does: it closes the longest-registered connection at rest (a keep-alive
+// connection waiting for its next request, or one that has not sent a byte
+// yet) and serves the new one. Only when every connection is in a request
+// does it answer "503 Service Unavailable" with Retry-After: 1 and
+// Connection: close, rather than leave the client hanging in the kernel's
+// backlog. So silent connections cannot lock real clients out: each new
+// connection displaces the oldest idle one. Evictions and refusals are
+// counted in /metrics and logged at most once a second.
 //
 // Graceful shutdown (shutdown(), or SIGTERM/SIGINT when handle_signals):
 // with a shutdown_delay (a lame duck, for load balancers that learn of a
 // shutdown from a failing readiness probe: Kubernetes), is_shutting_down()
 // turns true at once and the server keeps accepting and serving for the
-// delay, every response with Connection: close; a second signal ends the
-// delay. Then the listener closes (new connections are refused), idle keep-alive
-// connections are closed, requests in flight finish and their connections
-// close after the response; when shutdown_timeout passes, the remaining
-// connections are closed and the request contexts cancelled. Then
-// listen_and_serve() returns. readyz-style handlers can ask is_shutting_down().
+// delay, every response with Connection: close; a second shutdown() ends the
+// delay (a second signal ends everything: deadline now). Then the listener closes (new connections
+// are refused), idle keep-alive connections are closed, requests in flight finish and their
+// connections close after the response; when shutdown_timeout passes, the remaining connections are
+// closed and the request contexts cancelled. Then listen_and_serve() returns. readyz-style handlers
+// can ask is_shutting_down().
 //
 // Signals: the server installs SIGTERM/SIGINT handlers that write the signal
 // number to a self-pipe (write(2) is async-signal-safe); a small dedicated
