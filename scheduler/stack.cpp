@@ -274,12 +274,7 @@ void StackPool::scavenge() {
     }
     warm_low_water_ = warm_.size();
   }
-  if (idle.empty()) return;
-  for (const Stack& s : idle)
-    madvise(s.lo, s.size, MADV_DONTNEED);
-  std::lock_guard<std::mutex> lock(mu_);
-  cold_.insert(cold_.end(), idle.begin(), idle.end());
-  in_transit_ -= idle.size();
+  retire_to_cold(idle);
 }
 
 void StackPool::release_free() {
@@ -290,11 +285,16 @@ void StackPool::release_free() {
     in_transit_ += idle.size();
     warm_low_water_ = 0;
   }
+  retire_to_cold(idle);
+}
+
+void StackPool::retire_to_cold(const std::vector<Stack>& idle) {
   if (idle.empty()) return;
   for (const Stack& s : idle)
     madvise(s.lo, s.size, MADV_DONTNEED);
   std::lock_guard<std::mutex> lock(mu_);
-  cold_.insert(cold_.end(), idle.begin(), idle.end());
+  for (const Stack& s : idle)
+    cold_.push_back(s);
   in_transit_ -= idle.size();
 }
 

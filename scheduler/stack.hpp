@@ -174,6 +174,9 @@ class StackPool {
   // The smallest warm_.size() since the last scavenge: warm_[0, low water)
   // went unused for the whole period.
   std::size_t warm_low_water_ = 0;
+  // The end of scavenge() and release_free(): `idle` (counted in
+  // in_transit_) DONTNEEDed without the lock, then into cold_ under it.
+  void retire_to_cold(const std::vector<Stack>& idle);
   // Stacks between warm_ and cold_ while scavenge() or release_free()
   // madvises them without the lock (each adds its count, then takes it
   // back); allocate waits for them rather than map an arena the credits do

@@ -18,7 +18,9 @@ void add_server_settings(goro::config::Config& cfg, ServerSettings* s) {
   cfg.add("maxprocs", &s->maxprocs, "number of Ps; 0: GOMAXPROCS or the CPU/cgroup limit");
   cfg.add("server_name", &s->server_name, "Server header; empty for none");
   cfg.add("read_header_timeout", &s->read_header_timeout, "time to read a request head");
-  cfg.add("write_timeout", &s->write_timeout, "time from request head to response end; 0: none");
+  cfg.add("read_timeout", &s->read_timeout, "time to read a whole request, body included; 0: none");
+  cfg.add("write_timeout", &s->write_timeout,
+          "time from request head to response end (files: per 4 MiB sent); 0: none");
   cfg.add("idle_timeout", &s->idle_timeout, "keep-alive wait for the next request");
   cfg.add("shutdown_timeout", &s->shutdown_timeout,
           "graceful shutdown deadline, from the listener's close");
@@ -47,6 +49,7 @@ http::ServerOptions server_options(const ServerSettings& s) {
   o.addr = s.addr.str();
   o.server_name = s.server_name;
   o.read_header_timeout = s.read_header_timeout;
+  o.read_timeout = s.read_timeout;
   o.write_timeout = s.write_timeout;
   o.idle_timeout = s.idle_timeout;
   o.shutdown_timeout = s.shutdown_timeout;

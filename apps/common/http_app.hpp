@@ -60,7 +60,8 @@ struct ServerSettings {
   int maxprocs = 0;
   std::string server_name = "goro";
   std::chrono::milliseconds read_header_timeout = std::chrono::seconds(10);
-  std::chrono::milliseconds write_timeout{0};
+  std::chrono::milliseconds read_timeout = std::chrono::seconds(60);
+  std::chrono::milliseconds write_timeout = std::chrono::seconds(60);
   std::chrono::milliseconds idle_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds shutdown_timeout = std::chrono::seconds(30);
   std::chrono::milliseconds shutdown_delay{0};

@@ -13,7 +13,7 @@
 // --print-config): the HTTP apps' shared settings (addr, also PORT; maxprocs,
 // timeouts, shutdown_delay, max_connections, access_log, log_format,
 // log_level, memory_shed_percent: apps/common/http_app.hpp), then
-// read_timeout, max_header_bytes, max_body_bytes and max_delay. The first
+// max_header_bytes, max_body_bytes and max_delay. The first
 // stdout line says where it listens (the bare address, or the "listening"
 // record in json/logfmt), flushed, so scripts can start it on port 0.
 // SIGTERM/SIGINT shut down gracefully (after shutdown_delay, /readyz 503
@@ -39,10 +39,10 @@ namespace http = goro::http;
 // and the limits and endpoint bound only this app exposes.
 struct Settings {
   goro_apps::ServerSettings server{8080};
-  std::chrono::milliseconds read_timeout = 0s;
   goro::config::Size max_header_bytes{1 << 20};
   goro::config::Size max_body_bytes{10 << 20};
-  std::chrono::milliseconds max_delay = 60s;
+  // Under write_timeout (60 s), which covers the handler's time too.
+  std::chrono::milliseconds max_delay = 30s;
 };
 
 http::Router routes(const std::shared_ptr<http::Server*>& server,
@@ -113,7 +113,6 @@ int main(int argc, char** argv) {
   Settings s;
   goro::config::Config cfg("goro-hello", "An HTTP hello server on goro (the README's main job).");
   goro_apps::add_server_settings(cfg, &s.server);
-  cfg.add("read_timeout", &s.read_timeout, "time to read a whole request; 0: none");
   cfg.add("max_header_bytes", &s.max_header_bytes, "request head limit (431 beyond)");
   cfg.add("max_body_bytes", &s.max_body_bytes, "request body limit (413 beyond)");
   cfg.add("max_delay", &s.max_delay, "largest /delay?ms= accepted");
@@ -124,7 +123,6 @@ int main(int argc, char** argv) {
         const std::shared_ptr<http::Logger> log = goro_apps::make_logger(s.server);
         auto server_ref = std::make_shared<http::Server*>(nullptr);
         http::ServerOptions o = goro_apps::server_options(s.server, log);
-        o.read_timeout = s.read_timeout;
         o.max_header_bytes = static_cast<std::size_t>(s.max_header_bytes.bytes);
         o.max_body_bytes = s.max_body_bytes.bytes;
         http::Server srv(

@@ -50,11 +50,12 @@ bool next_body_chunk(Exchange& x) {
           x.continue_sent = true;
         }
         // A body read never waits longer than read_header_timeout for a byte,
-        // nor past read_timeout from the head's first byte.
+        // nor past the body deadline (read_timeout from the head's first
+        // byte, unless the handler moved it).
         const auto now = net::Clock::now();
         auto deadline = now + x.s->opts.read_header_timeout;
-        if (x.s->opts.read_timeout.count() > 0)
-          deadline = std::min(deadline, x.started + x.s->opts.read_timeout);
+        if (x.body_deadline != std::chrono::steady_clock::time_point{})
+          deadline = std::min(deadline, x.body_deadline);
         x.set_read_deadline(deadline);
         Result<std::size_t> n = x.read_more();
         if (!n || *n == 0) {

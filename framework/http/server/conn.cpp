@@ -184,11 +184,15 @@ void run_handler(Exchange& x) {
   } catch (...) {
     recover_from_panic(x, "unknown exception");
   }
-  // The body failed (too large, malformed) and the handler said nothing
-  // (and did not abort): answer with the parser's status, as the server
-  // would have at the head.
-  if (x.status == 0 && x.body_error_status != 0 && !x.aborted) {
-    const int status = x.body_error_status;
+  // The body failed and the handler said nothing (and did not abort): the
+  // server answers for it, never with an empty 200. Too large or malformed:
+  // the parser's status, as the server would have at the head; the client
+  // too slow (read_timeout, or no byte for read_header_timeout, e.g. after
+  // a 100 Continue): 408, as nginx's client_body_timeout; cut short (EOF,
+  // reset): 400. The connection closes after it (close_after is set).
+  if (x.status == 0 && x.body_error && !x.aborted) {
+    int status = x.body_error_status;
+    if (status == 0) status = x.body_error == goro::errc::timeout ? 408 : 400;
     http::error(w, fmt::format("{} {}", status, status_text(status)), status);
   }
 }
@@ -197,6 +201,8 @@ void run_handler(Exchange& x) {
 
 void serve_one(Exchange& x) {
   x.head = &x.parser.head();
+  x.body_deadline = x.s->opts.read_timeout.count() > 0 ? x.started + x.s->opts.read_timeout
+                                                       : std::chrono::steady_clock::time_point{};
   split_target(x);
   x.is_head_method = x.head->method == "HEAD";
   if (x.s->opts.write_timeout.count() > 0) x.set_write_deadline(x.s->opts.write_timeout);

@@ -97,6 +97,9 @@ struct Exchange {
   bool is_head_method = false;
   std::string id;
   std::chrono::steady_clock::time_point started;  // first byte of the head
+  // The body's read deadline: started + read_timeout unless the handler
+  // moved it (Request::set_read_deadline); time_point{}: none.
+  std::chrono::steady_clock::time_point body_deadline;
 
   // body
   BodyState body_state = BodyState::kReading;

@@ -140,6 +140,10 @@ BodyReader& Request::body() {
   return body_;
 }
 
+void Request::set_read_deadline(std::chrono::steady_clock::time_point t) {
+  x_->body_deadline = t;
+}
+
 std::string Request::remote_addr() const {
   return x_->remote_addr();
 }

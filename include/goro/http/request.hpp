@@ -28,6 +28,7 @@
 // gone, as in Go.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -124,6 +125,12 @@ class Request {
   BodyReader& body();
   std::string remote_addr() const;  // "127.0.0.1:53412"
   const Context& context();
+  // Moves the deadline for reading this request's body (Go's
+  // ResponseController.SetReadDeadline): by default the head's first byte +
+  // ServerOptions::read_timeout. A handler that accepts a large upload moves
+  // it later (or clears it with a default-constructed time_point); a body
+  // read still fails after read_header_timeout without a byte arriving.
+  void set_read_deadline(std::chrono::steady_clock::time_point t);
 
   // A request id, set by middleware::request_id ("" otherwise).
   std::string_view id() const;

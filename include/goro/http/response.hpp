@@ -59,6 +59,7 @@
 //   };
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -115,6 +116,14 @@ class ResponseWriter {
   // header was still buffered is not sent at all. Later write() and flush()
   // calls fail with http::errc::aborted.
   virtual void abort();
+
+  // Moves this response's write deadline (Go's
+  // ResponseController.SetWriteDeadline): writes that cannot finish by `t`
+  // fail with goro::errc::timeout; a default-constructed time_point clears
+  // it. ServerOptions::write_timeout sets it when the request head is read;
+  // a handler that streams for longer (server-sent events, a slow producer)
+  // moves it forward as it goes. No effect in-process (http::test).
+  virtual void set_write_deadline(std::chrono::steady_clock::time_point t);
 
   // A writer that wraps `*inner` (which must outlive it): each operation a
   // derived class does not override, or calls on the base, passes to it.

@@ -75,15 +75,21 @@ struct ServerOptions {
   // for a connection's first request, from the accept: a connection that
   // sends nothing is closed after it, not after idle_timeout.
   std::chrono::nanoseconds read_header_timeout = std::chrono::seconds{10};
-  // Time allowed for the whole request, body included, from its first byte;
-  // 0: none. Without it a body read still fails after read_header_timeout
-  // without a single byte arriving (a stalled upload cannot hold a
-  // connection forever).
-  std::chrono::nanoseconds read_timeout = std::chrono::seconds{0};
+  // Time allowed for the whole request, body included, from its first byte
+  // (Go's ReadTimeout); 0: none. Whatever it is, a body read also fails
+  // after read_header_timeout without a single byte arriving. 60 s by
+  // default (nginx's client_body_timeout; Go has none): a client that
+  // trickles its body cannot hold a connection for longer. A handler that
+  // takes bigger uploads moves it: Request::set_read_deadline.
+  std::chrono::nanoseconds read_timeout = std::chrono::seconds{60};
   // Time allowed from the end of the request head until the response is
-  // written (Go's WriteTimeout: handler time included); 0: none, as Go, so
-  // that streaming responses work by default.
-  std::chrono::nanoseconds write_timeout = std::chrono::seconds{0};
+  // written (Go's WriteTimeout: handler time included); 0: none. 60 s by
+  // default (nginx's send_timeout; Go has none): a client that never reads
+  // its response frees its goroutine and connection then. A handler that
+  // streams for longer moves it (ResponseWriter::set_write_deadline); file
+  // bodies (sendfile) move it themselves as the client takes the bytes, so a
+  // download only fails when the client takes nothing for write_timeout.
+  std::chrono::nanoseconds write_timeout = std::chrono::seconds{60};
   // How long a keep-alive connection may wait for its next request.
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds{120};
   // Graceful-shutdown deadline, counted from the moment the listener closes.
