@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "tests/http_server/test_util.hpp"
@@ -180,6 +181,39 @@ TEST(Hostile, PipeliningFloodThatNeverReads) {
   // Both readings count the scrape's own connection.
   EXPECT_LE(open_now, open_before) << "the write timeout closed the flooded connection";
   ::close(flood);
+}
+
+// Memory returns after a big request (issue 17): connections that each
+// carried one ~900 KiB request head and are now idle hold about what a
+// connection that carried a small one does, not the grown buffers.
+TEST(Hostile, IdleConnectionsGiveBackWhatABigHeadGrew) {
+  Hello h;
+  ASSERT_GT(h.port, 0);
+  constexpr int kConns = 200;
+  const std::string big =
+      "GET /plaintext HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(900 << 10, 'b') + "\r\n\r\n";
+  auto hold = [&](const std::string& request, std::vector<std::unique_ptr<Client>>& held) {
+    for (int i = 0; i < kConns; ++i) {
+      auto c = std::make_unique<Client>(h.port);
+      ASSERT_TRUE(c->send(request));
+      ASSERT_EQ(c->read_response().status, 200);
+      held.push_back(std::move(c));
+    }
+    std::this_thread::sleep_for(300ms);  // every one back at rest
+  };
+  std::vector<std::unique_ptr<Client>> small_held, big_held;
+  const long rss0 = h.rss_kib();
+  hold(get("/plaintext"), small_held);
+  const long rss_small = h.rss_kib();
+  hold(big, big_held);
+  const long rss_big = h.rss_kib();
+  const double per_small = static_cast<double>(rss_small - rss0) / kConns;
+  const double per_big = static_cast<double>(rss_big - rss_small) / kConns;
+  std::printf(
+      "RSS per idle connection: %.1f KiB after a small request, %.1f KiB after a "
+      "900 KiB head (%ld -> %ld -> %ld KiB)\n",
+      per_small, per_big, rss0, rss_small, rss_big);
+  EXPECT_LE(per_big, 64.0) << "KiB held per idle connection after one ~900 KiB head";
 }
 
 }  // namespace

@@ -54,6 +54,12 @@ void HeaderList::add(std::string_view name, std::string_view value) {
   entries_.push_back(e);
 }
 
+void HeaderList::clear_and_shrink(std::size_t keep_bytes) {
+  clear();
+  if (arena_.capacity() > keep_bytes) std::string().swap(arena_);
+  if (entries_.capacity() * sizeof(Entry) > keep_bytes) std::vector<Entry>().swap(entries_);
+}
+
 void HeaderList::clear() noexcept {
   arena_.clear();
   entries_.clear();

@@ -38,6 +38,9 @@ class HeaderList {
  public:
   void add(std::string_view name, std::string_view value);
   void clear() noexcept;
+  // clear(), and frees the storage if it grew past `keep_bytes` (a request
+  // with a huge head must not pin its buffers to an idle connection).
+  void clear_and_shrink(std::size_t keep_bytes);
 
   std::size_t size() const noexcept { return entries_.size(); }
   bool empty() const noexcept { return entries_.empty(); }

@@ -329,6 +329,21 @@ bool RequestParser::is_idle() const noexcept {
   return s.phase == Phase::kHead && (s.head_is_stale || s.scanner.at_start());
 }
 
+void RequestParser::release_buffers(std::size_t keep_bytes) {
+  State& s = *state_;
+  if (!is_idle()) return;  // mid-message: the buffers hold it
+  // The last message's head (views into `section`) goes first, as the next
+  // parse() would drop it.
+  if (s.head_is_stale) s.begin_message();
+  auto shrink = [keep_bytes](std::string& b) {
+    if (b.capacity() > keep_bytes) std::string().swap(b);
+  };
+  shrink(s.section);
+  shrink(s.trailer_section);
+  s.head.headers.clear_and_shrink(keep_bytes);
+  s.trailers.clear_and_shrink(keep_bytes);
+}
+
 void RequestParser::reset() {
   State& s = *state_;
   s.init_llhttp();

@@ -129,6 +129,12 @@ class RequestParser {
   // Forgets everything, for a new connection (keeps buffer capacity).
   void reset();
 
+  // Between messages (is_idle()): frees each buffer that grew past
+  // `keep_bytes` (the head section, the trailer section, the header lists);
+  // a no-op mid-message. The last message's head() and trailers() are gone
+  // after it. Call when a connection goes idle.
+  void release_buffers(std::size_t keep_bytes);
+
  private:
   struct State;
   std::unique_ptr<State> state_;

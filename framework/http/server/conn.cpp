@@ -100,6 +100,7 @@ bool read_head(Exchange& x, bool& linger) {
     } else if (at_rest) {
       if (x.e->state.load() == ConnEntry::kActive && !x.e->transition_to_idle()) return false;
       if (x.s->draining.load()) return false;
+      x.release_buffers();
       if (x.s->opts.idle_timeout.count() > 0) {
         x.set_read_deadline(x.s->opts.idle_timeout);
       } else {
@@ -245,6 +246,17 @@ void serve_one(Exchange& x) {
 
 bool Exchange::ctx_cancel_pending() const {
   return ctx.has_value();
+}
+
+void Exchange::release_buffers() {
+  constexpr std::size_t kKeepParserBytes = 4 << 10;
+  if (rbuf.size() > kInitialReadBuffer && rpos == rend && !bg.active) {
+    std::vector<char>(kInitialReadBuffer).swap(rbuf);
+    rpos = rend = 0;
+  }
+  parser.release_buffers(kKeepParserBytes);
+  if (out.empty() && out.capacity() > kOutFlushThreshold) std::string().swap(out);
+  if (body_buf.capacity() > kBufferBeforeChunking) std::string().swap(body_buf);
 }
 
 void Exchange::reset_request() {

@@ -154,6 +154,11 @@ struct Exchange {
   // Makes at least kMinRead bytes free after rend (compacting or growing
   // rbuf): only when no view into rbuf[rpos, rend) is live and !bg.active.
   void reserve_tail();
+  // At rest between requests: every buffer a big request or response grew
+  // goes back to its initial size (rbuf to 8 KiB, the parser's head and
+  // header lists to 4 KiB, out and the response buffers), so what an idle
+  // keep-alive connection holds does not depend on what it once carried.
+  void release_buffers();
 };
 
 // Access for the framework's files to the public classes' private parts.
