@@ -196,6 +196,30 @@ TEST(AccessLog, JsonLinesCarryTheStatusSentAndParse) {
   EXPECT_EQ(j[3]["request_id"], "boom-1");
 }
 
+// A request body the server could not read, and a handler that said
+// nothing about it: the server answers 413 (or 408, 400), and the access
+// log says what the client got, not 200.
+TEST(AccessLog, SilentHandlerWithAFailedBodyLogsTheServersAnswer) {
+  LogFile f;
+  auto sink = std::make_shared<http::LogSink>(f.fd);
+  http::Router r;
+  r.handle("POST /read", [](http::Request& req, http::ResponseWriter& w) {
+    if (auto body = req.body().read_all()) (void)w.write(*body);
+  });
+  {
+    TestServer s(http::chain(r, {http::middleware::access_log(sink, http::LogFormat::kJson)}),
+                 {.max_body_bytes = 16});
+    Client c(s.port());
+    ASSERT_TRUE(
+        c.send("POST /read HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "20\r\n0123456789abcdef0123456789abcdef\r\n0\r\n\r\n"));
+    EXPECT_EQ(c.read_response().status, 413);
+    ASSERT_EQ(f.lines(1).size(), 1u);
+  }
+  const auto j = nlohmann::json::parse(f.lines(1)[0]);
+  EXPECT_EQ(j["status"], 413) << "what went on the wire";
+}
+
 TEST(AccessLog, TextEscapesQuotesAndBackslashes) {
   LogFile f;
   auto sink = std::make_shared<http::LogSink>(f.fd);

@@ -151,6 +151,16 @@ void recover_from_panic(Exchange& x, std::string_view what) {
 
 }  // namespace
 
+int status_for_silent_handler(const Exchange& x) {
+  if (!x.body_error || x.aborted) return 200;
+  // Too large or malformed: the parser's status, as the server would have
+  // answered at the head. The client too slow (read_timeout, or no byte for
+  // read_header_timeout, e.g. after a 100 Continue): 408, as nginx's
+  // client_body_timeout. Cut short (EOF, reset): 400.
+  if (x.body_error_status != 0) return x.body_error_status;
+  return x.body_error == goro::errc::timeout ? 408 : 400;
+}
+
 void answer_panic(Exchange& x) {
   x.close_after = true;
   if (x.head_sent) {
@@ -186,15 +196,11 @@ void run_handler(Exchange& x) {
     recover_from_panic(x, "unknown exception");
   }
   // The body failed and the handler said nothing (and did not abort): the
-  // server answers for it, never with an empty 200. Too large or malformed:
-  // the parser's status, as the server would have at the head; the client
-  // too slow (read_timeout, or no byte for read_header_timeout, e.g. after
-  // a 100 Continue): 408, as nginx's client_body_timeout; cut short (EOF,
-  // reset): 400. The connection closes after it (close_after is set).
-  if (x.status == 0 && x.body_error && !x.aborted) {
-    int status = x.body_error_status;
-    if (status == 0) status = x.body_error == goro::errc::timeout ? 408 : 400;
-    http::error(w, fmt::format("{} {}", status, status_text(status)), status);
+  // server answers for it, never with an empty 200 (the connection closes
+  // after it: close_after is set).
+  if (x.status == 0) {
+    const int status = status_for_silent_handler(x);
+    if (status != 200) http::error(w, fmt::format("{} {}", status, status_text(status)), status);
   }
 }
 

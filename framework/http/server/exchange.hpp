@@ -185,6 +185,11 @@ struct ExchangeAccess {
 // conn.cpp: serves the request whose head the parser just reported: the
 // handler, the response, the body's drain (close_after says what is next).
 void serve_one(Exchange& x);
+// conn.cpp: the status the server answers for a handler that wrote nothing:
+// 200, or, when the request body failed and the handler did not abort, the
+// parser's status (413, 400), 408 for a client too slow, 400 for a body
+// cut short.
+int status_for_silent_handler(const Exchange& x);
 // conn.cpp: answers the parser's error (status, Connection: close).
 void answer_parse_error(Exchange& x);
 // conn.cpp: an exception escaped the handler: 500 if nothing went out, else
