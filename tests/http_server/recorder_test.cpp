@@ -241,3 +241,58 @@ TEST(Recorder, BlockingHandlerInsideRun) {
 }
 
 }  // namespace
+
+namespace {
+
+// Reading a large body whose bytes are all there (a fast client) is a loop
+// that never parks: it must still give other goroutines of its P a turn
+// (issue 17: a 64 MiB chunked upload held a P for 61 ms). At maxprocs 1 a
+// goroutine that yields in a loop counts how often it got the P while the
+// handler read 16 MiB; the reader yields every 256 KiB (64 times).
+TEST(Recorder, ReadingABigBodyLetsOtherGoroutinesRun) {
+  const std::string body(16 << 20, 'x');
+  for (const bool chunked : {false, true}) {
+    SCOPED_TRACE(chunked ? "chunked" : "content-length");
+    int turns = -1;
+    std::size_t got = 0;
+    goro::run(
+        [&] {
+          std::atomic<bool> done{false};
+          std::atomic<int> ticks{0};
+          goro::WaitGroup wg;
+          wg.add(1);
+          goro::go([&] {
+            while (!done.load()) {
+              ticks.fetch_add(1);
+              goro::yield();
+            }
+            wg.done();
+          });
+          goro::yield();
+          goro::http::Handler h = [&](Request& req, ResponseWriter& w) {
+            const int before = ticks.load();
+            auto b = req.body().read_all();
+            turns = ticks.load() - before;
+            got = b ? b->size() : 0;
+            (void)w.write("ok");
+          };
+          test::RequestSpec spec{.method = "POST", .target = "/up", .body = body};
+          if (chunked) {
+            spec.header.set("Transfer-Encoding", "chunked");
+            std::string wire;
+            for (std::size_t at = 0; at < body.size(); at += 32 << 10)
+              wire += fmt::format("{:x}\r\n{}\r\n", 32 << 10, body.substr(at, 32 << 10));
+            spec.body = wire + "0\r\n\r\n";
+          }
+          const auto res = test::serve(h, spec, {.max_body_bytes = 32 << 20});
+          EXPECT_EQ(res.status, 200);
+          done.store(true);
+          wg.wait();
+        },
+        {.maxprocs = 1});
+    EXPECT_EQ(got, body.size());
+    EXPECT_GE(turns, 32) << "the other goroutine ran while the body was read";
+  }
+}
+
+}  // namespace

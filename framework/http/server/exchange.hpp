@@ -105,6 +105,7 @@ struct Exchange {
   BodyState body_state = BodyState::kReading;
   std::string_view pending;  // de-chunked body bytes not yet handed out
   std::uint64_t body_bytes = 0;
+  std::uint64_t bytes_since_yield = 0;  // body bytes since the body reader yielded
   bool continue_sent = false;
   std::error_code body_error;
   int body_error_status = 0;  // the parser's status when body_error came from it
