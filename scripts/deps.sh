@@ -29,6 +29,7 @@ GORO_PACKAGES=(
   libbenchmark-dev                                # micro-benchmarks
   curl python3 procps                             # test clients and process tools
   golang-go wrk nginx-light                       # load-test peers and client
+  slowhttptest                                    # tests/http_server: slow-client attacks
   python3-yaml                                    # tests/deploy: the Kubernetes manifests
 )
 if [[ $(uname -m) == x86_64 ]]; then

@@ -1,0 +1,127 @@
+// Debian's slowhttptest against goro-hello with its default settings: the
+// three slow attacks (slowloris: heads sent a line at a time; slow body:
+// uploads sent a few bytes at a time; slow read: responses read a few
+// bytes at a time through a tiny window), 1,000 connections each, while
+// this test measures normal requests on fresh connections beside them.
+// The server must keep serving those: none fails, p99 under 100 ms.
+// Skips when slowhttptest is not installed (scripts/deps.sh installs it).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "tests/http_server/test_util.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using goro_test::Client;
+using goro_test::get;
+using Clock = std::chrono::steady_clock;
+
+bool have_slowhttptest() {
+  return std::system("command -v slowhttptest >/dev/null 2>&1") == 0;
+}
+
+// slowhttptest's report without its colour codes, NULs and runs of spaces.
+std::string without_escapes(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b') {
+      while (i < s.size() && s[i] != 'm')
+        ++i;
+      continue;
+    }
+    if (s[i] == '\0') continue;
+    if (s[i] == ' ' && !out.empty() && out.back() == ' ') continue;
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+struct Attack {
+  const char* name;
+  std::string args;  // slowhttptest's mode and its knobs
+  const char* path;
+};
+
+// Runs `attack` for `seconds` against goro-hello while sampling GET
+// /plaintext on a fresh connection every 20 ms.
+void run_attack(const Attack& attack, int seconds) {
+  if (!have_slowhttptest()) GTEST_SKIP() << "slowhttptest is not installed";
+  goro_test::ChildServer h(GORO_HELLO_PATH, {});
+  ASSERT_GT(h.port, 0);
+  const std::string cmd = "slowhttptest " + attack.args + " -c 1000 -r 200 -p 3 -l " +
+                          std::to_string(seconds) + " -u http://" + h.addr + attack.path + " 2>&1";
+  FILE* tool = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(tool, nullptr);
+  std::string out;
+  std::thread reader([&] {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, tool) != nullptr)
+      out += buf;
+  });
+  std::this_thread::sleep_for(3s);  // the attack's connections are up (200/s)
+  std::vector<double> ms;
+  int failed = 0;
+  std::string first_failure;
+  const auto end = Clock::now() + std::chrono::seconds(seconds - 5);
+  while (Clock::now() < end) {
+    const auto t0 = Clock::now();
+    Client c(h.port, 5000ms);
+    Client::Response r;
+    if (c.send(get("/plaintext"))) r = c.read_response();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (!r.ok || r.status != 200) {
+      if (failed++ == 0) first_failure = r.status_line.empty() ? "no response" : r.status_line;
+    }
+    std::this_thread::sleep_until(t0 + 20ms);
+  }
+  const std::string metrics = [&] {
+    Client c(h.port);
+    c.send(get("/metrics"));
+    return c.read_response().body;
+  }();
+  ::pclose(tool);
+  reader.join();
+  std::sort(ms.begin(), ms.end());
+  ASSERT_FALSE(ms.empty());
+  const double p50 = ms[ms.size() / 2], p99 = ms[ms.size() * 99 / 100], max = ms.back();
+  const std::size_t at = metrics.find("\ngoro_http_connections ");
+  std::printf(
+      "%s: %zu normal requests beside it: p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d "
+      "failed; server %s\n",
+      attack.name, ms.size(), p50, p99, max, failed,
+      at == std::string::npos
+          ? "?"
+          : metrics.substr(at + 1, metrics.find('\n', at + 1) - at - 1).c_str());
+  EXPECT_EQ(failed, 0) << first_failure;
+  EXPECT_LT(p99, 100.0) << "p99 of the normal requests (ms)";
+  EXPECT_EQ(::kill(h.pid, 0), 0) << "alive";
+  // The attack ran (its status lines count connected sockets).
+  const std::string plain = without_escapes(out);
+  EXPECT_NE(plain.find("connected: "), std::string::npos) << "the attack ran: " << plain;
+}
+
+TEST(SlowHttp, SlowlorisLeavesNormalRequestsServed) {
+  // Heads a line every 5 s: each is closed by the header timeout (10 s
+  // from accept), and the tool opens new ones.
+  run_attack({"slowloris", "-H -i 5", "/plaintext"}, 20);
+}
+
+TEST(SlowHttp, SlowBodyLeavesNormalRequestsServed) {
+  // 8 KiB uploads sent a few bytes every 5 s to /echo: 1,000 handlers
+  // parked in body reads (read_timeout bounds each at 60 s).
+  run_attack({"slow body", "-B -i 5 -s 8192 -t POST", "/echo"}, 20);
+}
+
+TEST(SlowHttp, SlowReadLeavesNormalRequestsServed) {
+  // 10 pipelined requests per connection (the tool's most), answers read
+  // 32 bytes every 5 s through a 512-1024 byte window.
+  run_attack({"slow read", "-X -k 10 -w 512 -y 1024 -n 5 -z 32", "/plaintext"}, 20);
+}
+
+}  // namespace
