@@ -453,9 +453,13 @@ TEST(HttpServer, MaxConnectionsEvictsTheOldestIdleBeforeRefusing) {
   EXPECT_TRUE(logged);
 }
 
-// A connection that never sent a byte is at rest too.
-TEST(HttpServer, MaxConnectionsEvictsASilentConnection) {
-  TestServer s(test_routes(), {.max_connections = 1});
+// A connection that never sent a byte is at rest too, and goes before an
+// older keep-alive connection between two requests.
+TEST(HttpServer, MaxConnectionsEvictsASilentConnectionFirst) {
+  TestServer s(test_routes(), {.max_connections = 2});
+  Client keepalive(s.port());
+  ASSERT_TRUE(keepalive.send(get("/plaintext")));
+  EXPECT_EQ(keepalive.read_response().status, 200);
   Client silent(s.port());
   ASSERT_TRUE(silent.connected());
   std::this_thread::sleep_for(100ms);
@@ -463,6 +467,8 @@ TEST(HttpServer, MaxConnectionsEvictsASilentConnection) {
   ASSERT_TRUE(real.send(get("/plaintext")));
   EXPECT_EQ(real.read_response().status, 200);
   EXPECT_TRUE(silent.closed_by_peer());
+  ASSERT_TRUE(keepalive.send(get("/plaintext")));
+  EXPECT_EQ(keepalive.read_response().status, 200) << "the keep-alive client was spared";
 }
 
 TEST(HttpServer, GracefulShutdownFinishesInFlightAndClosesIdle) {

@@ -87,16 +87,22 @@ std::size_t ServerState::close_idle() {
 }
 
 bool ServerState::evict_one_locked() {
-  // From the back: the longest-registered connections first. A connection at
-  // rest has no request to lose: a keep-alive client reconnects, one that
-  // never sent anything loses nothing (nginx's ngx_drain_connections).
-  for (auto it = conns.rbegin(); it != conns.rend(); ++it) {
-    ConnEntry& e = **it;
-    int st = e.state.load();
-    if (st != ConnEntry::kIdle && st != ConnEntry::kNew) continue;
-    if (e.state.compare_exchange_strong(st, ConnEntry::kClosed)) {
-      (void)e.conn.close();  // its goroutine wakes from its read and ends
-      return true;
+  // A connection at rest has no request to lose (nginx's
+  // ngx_drain_connections). First the connections that never sent a byte,
+  // oldest first (from the back: the list is newest first): what a flood of
+  // silent connections is made of. Only then keep-alive connections waiting
+  // for their next request, which a busy client (a load generator, a proxy's
+  // pool) passes through between every two requests: closing one of those
+  // races with the client's next request.
+  for (const int at_rest :
+       {static_cast<int>(ConnEntry::kNew), static_cast<int>(ConnEntry::kIdle)}) {
+    for (auto it = conns.rbegin(); it != conns.rend(); ++it) {
+      ConnEntry& e = **it;
+      int st = at_rest;
+      if (e.state.compare_exchange_strong(st, ConnEntry::kClosed)) {
+        (void)e.conn.close();  // its goroutine wakes from its read and ends
+        return true;
+      }
     }
   }
   return false;

@@ -20,9 +20,9 @@
 // Limits and timeouts (Go's semantics, safer defaults; all options below).
 //
 // Connection cap: at max_connections the server first makes room, as nginx
-// does: it closes the longest-registered connection at rest (a keep-alive
-// connection waiting for its next request, or one that has not sent a byte
-// yet) and serves the new one. Only when every connection is in a request
+// does: it closes the oldest connection that has not sent a byte yet or,
+// failing that, the longest-registered keep-alive connection waiting for
+// its next request, and serves the new one. Only when every connection is in a request
 // does it answer "503 Service Unavailable" with Retry-After: 1 and
 // Connection: close, rather than leave the client hanging in the kernel's
 // backlog. So silent connections cannot lock real clients out: each new
