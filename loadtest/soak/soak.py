@@ -1,0 +1,383 @@
+#!/usr/bin/env python3
+"""Soak: goro-hello under wrk load mixed with hostile clients, for minutes.
+
+Runs goro-hello (default settings except --max_connections, so the silent
+flood reaches the cap) and, for the whole run:
+  - wrk, keep-alive GET /plaintext: the good requests; any wrk error or
+    non-2xx fails the soak;
+  - silent connections: batches that connect and never send a byte, held
+    past the header timeout (the cap evicts them, the timeout closes them);
+  - slowloris: heads sent a line at a time (slowhttptest -H, if installed);
+  - a pipelining flood that never reads its answers (write_timeout frees it);
+  - random disconnects: requests cut mid-head, bodies cut mid-way, resets
+    (SO_LINGER 0) mid-body, clients gone before their answer;
+  - a live maxprocs change: the server runs in a real cgroup v1 CPU
+    controller with GORO_DEBUG=ncpu=8 and its quota alternates between 4 and
+    2 CPUs every 30 s (maxprocs 4 <-> 2); skipped where the cgroup is not
+    writable.
+Every second it samples the server's RSS, open descriptors, goroutines,
+threads and maxprocs. After a warm-up it fails if any of them trends
+upward (the median of the last third of the run above the median of the
+first third by more than a slack), writes a CSV, a Markdown summary and a
+PNG plot under loadtest/results/, and exits 1 on failure.
+
+  python3 loadtest/soak/soak.py --hello build/release/bin/goro-hello --seconds 600
+"""
+
+import argparse
+import datetime
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+STOP = threading.Event()
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Counters:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.c = {}
+
+    def add(self, key, n=1):
+        with self.lock:
+            self.c[key] = self.c.get(key, 0) + n
+
+
+COUNTS = Counters()
+
+
+def connect(port, timeout=5.0):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def silent_batches(port, batch, hold):
+    """Batches of connections that never send a byte."""
+    while not STOP.is_set():
+        held = []
+        for _ in range(batch):
+            try:
+                held.append(connect(port))
+            except OSError:
+                COUNTS.add("silent_connect_errors")
+        COUNTS.add("silent_connections", len(held))
+        STOP.wait(hold)
+        for s in held:
+            s.close()
+
+
+def slowloris(port, seconds):
+    """slowhttptest -H in rounds, when it is installed."""
+    if subprocess.run(["sh", "-c", "command -v slowhttptest"], capture_output=True).returncode:
+        log("slowhttptest not installed: no slowloris rounds")
+        return
+    while not STOP.is_set():
+        p = subprocess.Popen(
+            ["slowhttptest", "-H", "-c", "500", "-r", "100", "-i", "5", "-l", "40", "-u",
+             f"http://127.0.0.1:{port}/plaintext"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while p.poll() is None and not STOP.is_set():
+            time.sleep(0.5)
+        if p.poll() is None:
+            p.terminate()
+            p.wait()
+        COUNTS.add("slowloris_rounds")
+        STOP.wait(5)
+
+
+def pipelining_flood(port):
+    """Pipelined requests on a connection whose answers are never read."""
+    burst = b"GET /plaintext HTTP/1.1\r\nHost: soak\r\n\r\n" * 500
+    while not STOP.is_set():
+        try:
+            s = connect(port)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.setblocking(False)
+            end = time.time() + 20
+            while time.time() < end and not STOP.is_set():
+                try:
+                    s.send(burst)
+                except BlockingIOError:
+                    time.sleep(0.05)
+                except OSError:
+                    break  # the server closed it (write_timeout)
+            s.close()
+            COUNTS.add("pipelining_floods")
+        except OSError:
+            COUNTS.add("flood_connect_errors")
+        STOP.wait(2)
+
+
+def random_disconnects(port):
+    """Requests cut short in every way a client can."""
+    rng = random.Random(17)
+    while not STOP.is_set():
+        kind = rng.choice(["mid_head", "mid_body", "reset_mid_body", "before_answer"])
+        try:
+            s = connect(port)
+            if kind == "mid_head":
+                s.send(b"GET /plaintext HTTP/1.1\r\nHost: so")
+            elif kind in ("mid_body", "reset_mid_body"):
+                s.send(b"POST /echo HTTP/1.1\r\nHost: soak\r\nContent-Length: 100000\r\n\r\n"
+                       + b"x" * rng.randint(1, 50000))
+                if kind == "reset_mid_body":
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            else:
+                s.send(b"GET /delay?ms=50 HTTP/1.1\r\nHost: soak\r\n\r\n")
+            time.sleep(rng.random() * 0.05)
+            s.close()
+            COUNTS.add(f"disconnect_{kind}")
+        except OSError:
+            COUNTS.add("disconnect_connect_errors")
+        STOP.wait(0.02)
+
+
+class Cgroup:
+    """A v1 cpu cgroup for the server, if this machine lets us make one."""
+
+    def __init__(self):
+        self.path = None
+        base = "/sys/fs/cgroup/cpu"
+        if os.geteuid() != 0 or not os.access(base, os.W_OK):
+            return
+        path = os.path.join(base, f"goro-soak-{os.getpid()}")
+        try:
+            os.mkdir(path)
+            self.path = path
+        except OSError:
+            self.path = None
+
+    def set_cpus(self, cpus):
+        with open(os.path.join(self.path, "cpu.cfs_period_us"), "w") as f:
+            f.write("100000")
+        with open(os.path.join(self.path, "cpu.cfs_quota_us"), "w") as f:
+            f.write(str(int(cpus * 100000)))
+
+    def join(self):
+        if self.path:
+            with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+
+    def remove(self):
+        if self.path:
+            try:
+                os.rmdir(self.path)
+            except OSError:
+                pass
+
+
+def maxprocs_changes(cg, every):
+    cpus = [4, 2]
+    i = 0
+    while not STOP.wait(every):
+        i += 1
+        cg.set_cpus(cpus[i % 2])
+        COUNTS.add("maxprocs_changes")
+
+
+def metrics(port):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^(goro_goroutines|goro_maxprocs|goro_threads|goro_http_connections) (\S+)$", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def proc_status(pid):
+    rss = threads = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    fds = len(os.listdir(f"/proc/{pid}/fd"))
+    return rss, threads, fds
+
+
+def trend(samples, key, warmup, slack):
+    """(first-third median, last-third median, rising?) after the warm-up."""
+    vals = [s[key] for s in samples if s["t"] >= warmup]
+    if len(vals) < 9:
+        return None, None, False
+    third = len(vals) // 3
+    first, last = statistics.median(vals[:third]), statistics.median(vals[-third:])
+    return first, last, last > first + slack(first)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hello", default="build/release/bin/goro-hello")
+    ap.add_argument("--seconds", type=int, default=600)
+    ap.add_argument("--warmup", type=int, default=60)
+    ap.add_argument("--out", default="loadtest/results")
+    ap.add_argument("--max-connections", type=int, default=2000)
+    args = ap.parse_args()
+
+    cg = Cgroup()
+    env = dict(os.environ, GORO_LOG_FORMAT="text")
+    if cg.path:
+        cg.set_cpus(4)
+        env["GORO_DEBUG"] = "ncpu=8"
+    server = subprocess.Popen(
+        [args.hello, "--addr", "127.0.0.1:0", "--max_connections", str(args.max_connections)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        preexec_fn=cg.join if cg.path else None, text=True)
+    addr = server.stdout.readline().strip()
+    port = int(addr.rsplit(":", 1)[1])
+    # Keep reading its stdout so it never blocks on a full pipe.
+    threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
+    log(f"goro-hello pid {server.pid} on {addr}; cgroup {cg.path or 'none (no live maxprocs change)'}")
+
+    wrk = subprocess.Popen(
+        ["wrk", "-t1", "-c64", f"-d{args.seconds}s", "--latency", f"http://{addr}/plaintext"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    workers = [
+        threading.Thread(target=silent_batches, args=(port, 2500, 15), daemon=True),
+        threading.Thread(target=slowloris, args=(port, args.seconds), daemon=True),
+        threading.Thread(target=pipelining_flood, args=(port,), daemon=True),
+        threading.Thread(target=random_disconnects, args=(port,), daemon=True),
+    ]
+    if cg.path:
+        workers.append(threading.Thread(target=maxprocs_changes, args=(cg, 30), daemon=True))
+    for w in workers:
+        w.start()
+
+    samples = []
+    start = time.time()
+    alive = True
+    while time.time() - start < args.seconds:
+        time.sleep(1)
+        if server.poll() is not None:
+            alive = False
+            log(f"goro-hello exited with {server.returncode}")
+            break
+        rss, threads, fds = proc_status(server.pid)
+        m = metrics(port)
+        samples.append({"t": round(time.time() - start, 1), "rss_kib": rss, "threads": threads,
+                        "fds": fds, "goroutines": m.get("goro_goroutines", -1),
+                        "maxprocs": m.get("goro_maxprocs", -1),
+                        "connections": m.get("goro_http_connections", -1)})
+        if len(samples) % 30 == 0:
+            s = samples[-1]
+            log(f"t={s['t']:.0f}s rss={s['rss_kib']} KiB fds={s['fds']} goroutines={s['goroutines']:.0f} "
+                f"threads={s['threads']} maxprocs={s['maxprocs']:.0f} connections={s['connections']:.0f}")
+    STOP.set()
+    wrk_out, _ = wrk.communicate(timeout=60)
+    for w in workers:
+        w.join(timeout=30)
+    server.send_signal(signal.SIGTERM)
+    try:
+        code = server.wait(timeout=40)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        code = "killed after 40 s"
+    cg.remove()
+
+    # Verdicts.
+    failures = []
+    if not alive:
+        failures.append("goro-hello died during the soak")
+    if code != 0:
+        failures.append(f"goro-hello exit status after SIGTERM: {code}")
+    m = re.search(r"(\d+) requests in", wrk_out)
+    good = int(m.group(1)) if m else 0
+    errs = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", wrk_out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk_out)
+    wrk_errors = sum(int(x) for x in errs.groups()) if errs else 0
+    if good == 0:
+        failures.append("wrk made no requests")
+    if wrk_errors or non2xx:
+        failures.append(f"good requests failed: socket errors {errs.groups() if errs else ()}, "
+                        f"non-2xx {non2xx.group(1) if non2xx else 0}")
+    slack = {
+        "rss_kib": lambda v: max(4096, 0.10 * v),
+        "fds": lambda v: max(64, 0.10 * v),
+        "goroutines": lambda v: max(64, 0.10 * v),
+        "threads": lambda v: 4,
+    }
+    trends = {}
+    for key, fn in slack.items():
+        first, last, rising = trend(samples, key, args.warmup, fn)
+        trends[key] = (first, last, rising)
+        if rising:
+            failures.append(f"{key} trends upward: median {first:.0f} -> {last:.0f}")
+
+    # Outputs.
+    os.makedirs(args.out, exist_ok=True)
+    stamp = datetime.datetime.utcnow().strftime("%Y-%m-%d")
+    base = os.path.join(args.out, f"soak-{stamp}")
+    with open(base + ".csv", "w") as f:
+        keys = list(samples[0].keys()) if samples else []
+        f.write(",".join(keys) + "\n")
+        for s in samples:
+            f.write(",".join(str(s[k]) for k in keys) + "\n")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    machine = f"{os.cpu_count()} CPUs, {os.uname().release}"
+    lat = re.search(r"Latency\s+(\S+)\s+(\S+)\s+(\S+)", wrk_out)
+    p99 = re.search(r"99%\s+(\S+)", wrk_out)
+    with open(base + ".md", "w") as f:
+        f.write(f"# Soak, {stamp}\n\n")
+        f.write(f"commit {commit}; {machine}; {args.seconds} s; "
+                f"`python3 loadtest/soak/soak.py --seconds {args.seconds}`\n\n")
+        f.write(f"**{'PASS' if not failures else 'FAIL'}**" +
+                ("" if not failures else ": " + "; ".join(failures)) + "\n\n")
+        f.write(f"- good requests (wrk, 64 keep-alive connections): {good:,}, "
+                f"socket errors {errs.groups() if errs else '(none)'}, "
+                f"non-2xx {non2xx.group(1) if non2xx else 0}; latency avg "
+                f"{lat.group(1) if lat else '?'}, p99 {p99.group(1) if p99 else '?'}\n")
+        with COUNTS.lock:
+            for k in sorted(COUNTS.c):
+                f.write(f"- {k}: {COUNTS.c[k]:,}\n")
+        f.write(f"- server exit after SIGTERM: {code}\n\n")
+        f.write("| sample | median, first third after warm-up | median, last third | rising |\n")
+        f.write("|---|---|---|---|\n")
+        for key, (first, last, rising) in trends.items():
+            f.write(f"| {key} | {first} | {last} | {'YES' if rising else 'no'} |\n")
+        f.write(f"\n![soak](soak-{stamp}.png)\n\nwrk's report:\n\n```\n{wrk_out}```\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        t = [s["t"] for s in samples]
+        fig, axes = plt.subplots(5, 1, figsize=(9, 11), sharex=True)
+        for ax, key, label in zip(axes, ["rss_kib", "fds", "goroutines", "threads", "maxprocs"],
+                                  ["RSS (KiB)", "open fds", "goroutines", "threads", "maxprocs"]):
+            ax.plot(t, [s[key] for s in samples], linewidth=0.8)
+            ax.set_ylabel(label)
+            ax.axvline(args.warmup, color="grey", linestyle=":")
+        axes[-1].set_xlabel("seconds")
+        fig.suptitle(f"goro-hello soak {stamp} ({commit}): wrk + silent, slowloris, "
+                     f"pipelining flood, disconnects, maxprocs changes")
+        fig.tight_layout()
+        fig.savefig(base + ".png", dpi=80)
+    except ImportError:
+        log("matplotlib not installed: no plot (apt-get install python3-matplotlib)")
+    log(f"{'PASS' if not failures else 'FAIL'}: {base}.md")
+    for fl in failures:
+        log("  " + fl)
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
