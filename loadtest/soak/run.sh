@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The soak (not in CI): builds goro-hello (release), installs what the soak
 # needs (wrk, slowhttptest, Debian's python3-matplotlib for the plot), and
-# runs loadtest/soak/soak.py for 10 minutes (or $1 seconds). Writes
-# loadtest/results/soak-DATE.{md,csv,png}; exits 1 if the server died, a good
+# runs loadtest/soak/soak.py for 10 minutes (or $1 seconds). Writes a
+# summary, a CSV and a plot named soak-YYYY-MM-DD under loadtest/results/;
+# exits 1 if the server died, a good
 # request failed, or RSS, descriptors, goroutines or threads trended upward.
 # Run as root for the live maxprocs change (a cgroup v1 cpu controller).
 #

@@ -175,6 +175,19 @@ TEST_F(FileServer, ConditionalRequests) {
             200);
 }
 
+// A file's name followed by a slash names a directory that does not exist
+// (issue 17), and "If-None-Match: *" matches any existing file.
+TEST_F(FileServer, TrailingSlashOnAFileAndIfNoneMatchStar) {
+  start();
+  EXPECT_EQ(fetch("/hello.txt").status, 200);
+  EXPECT_EQ(fetch("/hello.txt/").status, 404);
+  EXPECT_EQ(fetch("/hello.txt%2f").status, 404);
+  EXPECT_EQ(fetch("/hello.txt%2F").status, 404);
+  EXPECT_EQ(fetch("/hello.txt", "If-None-Match: *\r\n").status, 304);
+  EXPECT_EQ(fetch("/hello.txt", "If-None-Match: \"abc\"\r\n").status, 200);
+  EXPECT_EQ(fetch("/missing.txt", "If-None-Match: *\r\n").status, 404);
+}
+
 TEST_F(FileServer, SingleRanges) {
   start();
   auto r = fetch("/hello.txt", "Range: bytes=0-4\r\n");

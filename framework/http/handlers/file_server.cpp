@@ -158,6 +158,9 @@ void FileServer::operator()(Request& req, ResponseWriter& w) const {
   if (!file) return answer_status(w, open_error_status(file.error()));
   Result<fs::FileInfo> info = file->stat();
   if (!info) return answer_status(w, 500);
+  // "/a.txt/" (or "/a.txt%2f") names a directory that is not there: 404, as
+  // the kernel's ENOTDIR and nginx have it, never the file.
+  if (!info->is_dir() && !path.empty() && path.back() == '/') return answer_status(w, 404);
   std::string_view name = *rel;
   if (info->is_dir()) {
     if (!opts.index) return answer_status(w, 404);
@@ -198,6 +201,13 @@ void FileServer::serve_file(Request& req, ResponseWriter& w, fs::File& file,
   if (has_mtime && req.has_header("If-Unmodified-Since")) {
     auto since = detail::parse_http_date(req.header("If-Unmodified-Since"));
     if (since && mtime > to_seconds(*since)) return answer_status(w, 412);
+  }
+  // RFC 9110 §13.1.2: "If-None-Match: *" is false when the resource exists,
+  // so a GET or HEAD gets 304. (No ETag is sent, so no other entity tag can
+  // match and any other If-None-Match is true.)
+  if (detail::trim_ows(req.header("If-None-Match")) == "*") {
+    w.write_header(304);
+    return;
   }
   if (has_mtime && !req.has_header("If-None-Match") && req.has_header("If-Modified-Since")) {
     auto since = detail::parse_http_date(req.header("If-Modified-Since"));
