@@ -80,9 +80,13 @@ class TestCgroup {
   ~TestCgroup() {
     // Empty it, then remove it. Errors are ignored: there is nothing better
     // to do in a destructor, and a leftover empty directory is harmless.
-    std::ifstream tasks(path_ + "/tasks");
-    for (std::string pid; std::getline(tasks, pid);) {
-      write_file(mount_ + "/tasks", pid, /*throw_on_error=*/false);
+    try {
+      std::ifstream tasks(path_ + "/tasks");
+      for (std::string pid; std::getline(tasks, pid);) {
+        write_file(mount_ + "/tasks", pid, /*throw_on_error=*/false);
+      }
+    } catch (...) {
+      // Out of memory for a path: leave the tasks where they are.
     }
     ::rmdir(path_.c_str());
   }
@@ -122,7 +126,7 @@ class TestCgroup {
     path_ = parent_dir + "/goro-test-" + std::to_string(::getpid()) + "-" +
             std::to_string(counter.fetch_add(1)) + "-" + name;
     if (::mkdir(path_.c_str(), 0755) != 0) {
-      throw std::runtime_error("mkdir " + path_ + ": " + std::strerror(errno));
+      throw std::runtime_error("mkdir " + path_ + ": " + std::generic_category().message(errno));
     }
   }
 
@@ -135,7 +139,8 @@ class TestCgroup {
     int err = errno;
     if (fd >= 0) ::close(fd);
     if (!ok && throw_on_error) {
-      throw std::runtime_error("write " + value + " to " + path + ": " + std::strerror(err));
+      throw std::runtime_error("write " + value + " to " + path + ": " +
+                               std::generic_category().message(err));
     }
   }
 

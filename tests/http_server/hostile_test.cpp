@@ -88,7 +88,7 @@ TEST(Hostile, TenThousandFiveHundredSilentConnectionsThenANormalRequest) {
   const auto opened = Clock::now();
   for (int i = 0; i < kSilent; ++i) {
     const int fd = dial(h.port);
-    ASSERT_GE(fd, 0) << "connect " << i << ": " << std::strerror(errno);
+    ASSERT_GE(fd, 0) << "connect " << i << ": " << std::generic_category().message(errno);
     fds.push_back(fd);
   }
   const double open_s = std::chrono::duration<double>(Clock::now() - opened).count();

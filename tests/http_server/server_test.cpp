@@ -174,6 +174,8 @@ TEST(HttpServer, HeaderTooLargeIs431) {
 
 TEST(HttpServer, SmugglingShapesAnswerAndCloseThenServeNext) {
   TestServer s(test_routes());
+  // Each shape is one request split over adjacent literals.
+  // NOLINTBEGIN(bugprone-suspicious-missing-comma)
   const std::vector<std::string> shapes = {
       "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: "
       "chunked\r\n\r\n0\r\n\r\n",
@@ -188,6 +190,7 @@ TEST(HttpServer, SmugglingShapesAnswerAndCloseThenServeNext) {
       "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: -5\r\n\r\n",
       "POST /echo HTTP/1.0\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
   };
+  // NOLINTEND(bugprone-suspicious-missing-comma)
   for (const auto& shape : shapes) {
     SCOPED_TRACE(shape);
     Client c(s.port());

@@ -76,12 +76,12 @@ std::size_t ServerState::close_idle() {
   goro::detail::ThreadLockGuard lock(conns_mu);
   for (const auto& e : conns) {
     int expected = ConnEntry::kIdle;
-    if (e->state.compare_exchange_strong(expected, ConnEntry::kClosed)) {
-      (void)e->conn.close();
-    } else if (expected == ConnEntry::kNew && now - e->accepted >= kNewConnGrace &&
-               e->state.compare_exchange_strong(expected, ConnEntry::kClosed)) {
-      (void)e->conn.close();
-    }
+    const bool idle = e->state.compare_exchange_strong(expected, ConnEntry::kClosed);
+    // `expected` now holds the state found; a kNew one goes only once old.
+    const bool stale_new = !idle && expected == ConnEntry::kNew &&
+                           now - e->accepted >= kNewConnGrace &&
+                           e->state.compare_exchange_strong(expected, ConnEntry::kClosed);
+    if (idle || stale_new) (void)e->conn.close();
   }
   return conns.size();
 }
