@@ -215,13 +215,24 @@ def proc_status(pid):
 
 
 def trend(samples, key, warmup, slack):
-    """(first-third median, last-third median, rising?) after the warm-up."""
-    vals = [s[key] for s in samples if s["t"] >= warmup]
-    if len(vals) < 9:
-        return None, None, False
+    """(first-third median, last-third median, least-squares rise over the
+    run, rising?) after the warm-up. Rising: either the last third's median
+    or the fitted line's rise from the warm-up to the end exceeds the slack
+    (the load comes in waves, so the medians alone can hide a slow climb)."""
+    pts = [(s["t"], s[key]) for s in samples if s["t"] >= warmup]
+    if len(pts) < 9:
+        return None, None, None, False
+    vals = [v for _, v in pts]
     third = len(vals) // 3
     first, last = statistics.median(vals[:third]), statistics.median(vals[-third:])
-    return first, last, last > first + slack(first)
+    n = len(pts)
+    mt = sum(t for t, _ in pts) / n
+    mv = sum(vals) / n
+    var = sum((t - mt) ** 2 for t, _ in pts)
+    slope = sum((t - mt) * (v - mv) for t, v in pts) / var if var else 0.0
+    rise = slope * (pts[-1][0] - pts[0][0])
+    allowed = slack(first)
+    return first, last, rise, (last > first + allowed) or (rise > allowed)
 
 
 def main():
@@ -317,10 +328,11 @@ def main():
     }
     trends = {}
     for key, fn in slack.items():
-        first, last, rising = trend(samples, key, args.warmup, fn)
-        trends[key] = (first, last, rising)
+        first, last, rise, rising = trend(samples, key, args.warmup, fn)
+        trends[key] = (first, last, rise, rising)
         if rising:
-            failures.append(f"{key} trends upward: median {first:.0f} -> {last:.0f}")
+            failures.append(f"{key} trends upward: median {first:.0f} -> {last:.0f}, "
+                            f"fitted rise {rise:+.0f}")
 
     # Outputs.
     os.makedirs(args.out, exist_ok=True)
@@ -350,10 +362,12 @@ def main():
             for k in sorted(COUNTS.c):
                 f.write(f"- {k}: {COUNTS.c[k]:,}\n")
         f.write(f"- server exit after SIGTERM: {code}\n\n")
-        f.write("| sample | median, first third after warm-up | median, last third | rising |\n")
-        f.write("|---|---|---|---|\n")
-        for key, (first, last, rising) in trends.items():
-            f.write(f"| {key} | {first} | {last} | {'YES' if rising else 'no'} |\n")
+        f.write("| sample | median, first third after warm-up | median, last third | "
+                "fitted rise over the run | rising |\n")
+        f.write("|---|---|---|---|---|\n")
+        for key, (first, last, rise, rising) in trends.items():
+            rise_s = "?" if rise is None else f"{rise:+.0f}"
+            f.write(f"| {key} | {first} | {last} | {rise_s} | {'YES' if rising else 'no'} |\n")
         f.write(f"\n![soak](soak-{stamp}.png)\n\nwrk's report:\n\n```\n{wrk_out}```\n")
     try:
         import matplotlib
