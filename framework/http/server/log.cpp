@@ -187,6 +187,14 @@ LogRecord& LogRecord::add_double(std::string_view key, double v) {
 std::string LogRecord::render(LogFormat format) const {
   std::string out;
   out.reserve(64 + msg_.size() + fields_.size() * 24);
+  // logfmt and text end alike: " key=value" per field.
+  const auto append_logfmt_fields = [&](std::string& o) {
+    for (const Field& f : fields_) {
+      o.push_back(' ');
+      o.append(f.key).push_back('=');
+      append_logfmt_value(o, f.value);
+    }
+  };
   switch (format) {
     case LogFormat::kJson:
       out.append("{\"time\":\"").append(time_).append("\",\"level\":\"");
@@ -208,11 +216,7 @@ std::string LogRecord::render(LogFormat format) const {
       out.append("time=").append(time_).append(" level=").append(to_string(level_));
       out.append(" msg=");
       append_logfmt_value(out, msg_);
-      for (const Field& f : fields_) {
-        out.push_back(' ');
-        out.append(f.key).push_back('=');
-        append_logfmt_value(out, f.value);
-      }
+      append_logfmt_fields(out);
       break;
     case LogFormat::kText: {
       std::string level(to_string(level_));
@@ -232,11 +236,7 @@ std::string LogRecord::render(LogFormat format) const {
       } else {
         append_logfmt_value(out, msg_);
       }
-      for (const Field& f : fields_) {
-        out.push_back(' ');
-        out.append(f.key).push_back('=');
-        append_logfmt_value(out, f.value);
-      }
+      append_logfmt_fields(out);
       break;
     }
   }

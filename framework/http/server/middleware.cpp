@@ -48,6 +48,18 @@
 
 namespace goro::http {
 
+namespace {
+
+// What memory_guard and memory_over weigh against the limit: the limiting
+// cgroup's working set, what the OOM killer weighs; RSS misses the kernel's
+// share (socket buffers, page tables) and is the fallback when the cgroup's
+// files cannot be read.
+std::uint64_t weighed_bytes(const MemoryUsage& u) {
+  return u.cgroup_bytes != 0 ? u.cgroup_bytes : u.rss_bytes;
+}
+
+}  // namespace
+
 struct LogSink::Impl {
   int fd;
   std::size_t max_queued;
@@ -336,17 +348,10 @@ struct GuardState {
   std::atomic<std::uint64_t> shed_since_log{0};
 
   static std::int64_t now() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
-  // True for at most one caller per second per `stamp`.
-  static bool once_a_second(std::atomic<std::int64_t>& stamp) {
-    const std::int64_t t = now();
-    std::int64_t last = stamp.load(std::memory_order_relaxed);
-    if (last != 0 && t - last < 1'000'000'000) return false;
-    return stamp.compare_exchange_strong(last, t, std::memory_order_relaxed);
-  }
 
   void log(LogLevel level, std::string_view msg, const MemoryUsage& u, std::uint64_t shed) const {
     if (!opts.log || !opts.log->enabled(level)) return;
-    const std::uint64_t used = u.cgroup_bytes != 0 ? u.cgroup_bytes : u.rss_bytes;
+    const std::uint64_t used = weighed_bytes(u);
     const double pct = u.limit_bytes == 0
                            ? 0
                            : 100.0 * static_cast<double>(used) / static_cast<double>(u.limit_bytes);
@@ -386,7 +391,7 @@ Middleware memory_guard(MemoryGuardOptions opts) {
       st->shed_since_log.fetch_add(1, std::memory_order_relaxed);
       const bool started =
           !st->shedding.load(std::memory_order_relaxed) && !st->shedding.exchange(true);
-      if (started || GuardState::once_a_second(st->last_log)) {
+      if (started || detail::once_a_second(st->last_log)) {
         if (started) st->last_log.store(GuardState::now(), std::memory_order_relaxed);
         st->log(LogLevel::kWarn, "memory over the threshold: shedding new requests", memory_usage(),
                 st->shed_since_log.exchange(0));
@@ -394,7 +399,7 @@ Middleware memory_guard(MemoryGuardOptions opts) {
       // Free stacks the cache keeps committed and freed heap glibc keeps in
       // its arenas count against the limit: give them back, at most once a
       // second (a madvise per stack, a walk of every arena: a thread waits).
-      if (GuardState::once_a_second(st->last_trim)) goro::blocking([] { goro::free_os_memory(); });
+      if (detail::once_a_second(st->last_trim)) goro::blocking([] { goro::free_os_memory(); });
       w.header().set("Retry-After", st->retry_after);
       w.header().set("Connection", "close");
       error(w, "memory limit nearly reached; retry later", 503);
@@ -408,11 +413,7 @@ bool memory_over(double fraction) {
   if (!(fraction > 0)) return false;
   const MemoryUsage u = memory_usage();
   if (u.limit_bytes == 0) return false;
-  // The cgroup's working set is what the OOM killer weighs; RSS misses the
-  // kernel's share (socket buffers, page tables) and is the fallback when
-  // the cgroup's files cannot be read.
-  const std::uint64_t used = u.cgroup_bytes != 0 ? u.cgroup_bytes : u.rss_bytes;
-  return static_cast<double>(used) >= fraction * static_cast<double>(u.limit_bytes);
+  return static_cast<double>(weighed_bytes(u)) >= fraction * static_cast<double>(u.limit_bytes);
 }
 
 }  // namespace goro::http

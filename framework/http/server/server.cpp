@@ -109,10 +109,7 @@ bool ServerState::evict_one_locked() {
 }
 
 void ServerState::log_cap(std::size_t cap) {
-  const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
-  std::int64_t last = cap_logged_ns.load(std::memory_order_relaxed);
-  if (last != 0 && now - last < std::chrono::nanoseconds(std::chrono::seconds(1)).count()) return;
-  if (!cap_logged_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  if (!once_a_second(cap_logged_ns)) return;
   const std::uint64_t evicted = cap_evicted.exchange(0, std::memory_order_relaxed);
   const std::uint64_t refused = cap_refused.exchange(0, std::memory_order_relaxed);
   log(fmt::format(

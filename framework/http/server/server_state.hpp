@@ -65,6 +65,17 @@ struct ConnEntry {
   }
 };
 
+// True for at most one caller per second per `stamp` (steady-clock ns of the
+// last success, 0 at first): log and housekeeping throttles that many
+// goroutines may hit at once. Relaxed: the stamp orders nothing else.
+inline bool once_a_second(std::atomic<std::int64_t>& stamp) {
+  const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  std::int64_t last = stamp.load(std::memory_order_relaxed);
+  if (last != 0 && now - last < std::chrono::nanoseconds(std::chrono::seconds(1)).count())
+    return false;
+  return stamp.compare_exchange_strong(last, now, std::memory_order_relaxed);
+}
+
 // How long a connection that has sent nothing may hold up a graceful drain
 // (Go: 5 s).
 inline constexpr std::chrono::seconds kNewConnGrace{5};
