@@ -74,6 +74,20 @@ TEST(ParserBody, ContentLengthBodyIsDeliveredExactly) {
   EXPECT_TRUE(t.messages[0].ended);
 }
 
+// RFC 9110 §5.6.3: OWS (space or horizontal tab) around a field value,
+// Content-Length's included.
+TEST(ParserBody, ContentLengthAcceptsTabsAsWhitespace) {
+  for (const char* cl :
+       {"Content-Length:\t5\r\n", "Content-Length: \t5\r\n", "Content-Length: 5 \r\n",
+        "Content-Length: 5\t\r\n", "Content-Length:5\t \r\n"}) {
+    Transcript t = drive_whole(std::string("POST / HTTP/1.1\r\nHost: h\r\n") + cl + "\r\nhello");
+    ASSERT_EQ(t.error_status, 0) << cl << t.error_reason;
+    ASSERT_EQ(t.messages.size(), 1u);
+    EXPECT_EQ(t.messages[0].content_length, 5u);
+    EXPECT_EQ(t.messages[0].body, "hello");
+  }
+}
+
 TEST(ParserBody, ContentLengthZeroHasNoBody) {
   Transcript t = drive_whole("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n");
   ASSERT_EQ(t.error_status, 0) << t.error_reason;

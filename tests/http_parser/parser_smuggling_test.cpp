@@ -186,7 +186,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"TrailersEndBareLf", kChunked + "0\r\n\n", 400},
         BadCase{"TrailerObsFold", kChunked + "0\r\nX: 1\r\n 2\r\n\r\n", 400},
         BadCase{"TrailerEmptyName", kChunked + "0\r\n: v\r\n\r\n", 400, "invalid trailer name"},
-        BadCase{"TrailerNulInValue", kChunked + "0\r\nX: a" + kNul + "\r\n\r\n", 400}),
+        BadCase{"TrailerNulInValue", kChunked + "0\r\nX: a" + kNul + "\r\n\r\n", 400},
+        // Fields that frame or route a message are refused as trailers.
+        BadCase{"TrailerContentLength", kChunked + "1\r\na\r\n0\r\nContent-Length: 5\r\n\r\n", 400,
+                "header field not allowed in trailers"},
+        BadCase{"TrailerTransferEncoding", kChunked + "0\r\nTransfer-Encoding: chunked\r\n\r\n",
+                400, "header field not allowed in trailers"},
+        BadCase{"TrailerHost", kChunked + "0\r\nX-Ok: 1\r\nhOsT: evil\r\n\r\n", 400,
+                "header field not allowed in trailers"},
+        BadCase{"TrailerTrailer", kChunked + "0\r\nTrailer: X\r\n\r\n", 400}),
     case_name);
 
 }  // namespace

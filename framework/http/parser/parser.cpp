@@ -27,6 +27,8 @@
 
 #include <llhttp.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -56,7 +58,37 @@ constexpr ParseError kChunkedBodyTooLarge{413, "request body too large"};
 constexpr ParseError kUnsupportedTE{501, "unsupported transfer encoding"};
 constexpr ParseError kUnsupportedVersion{505, "unsupported protocol version"};
 constexpr ParseError kEmptyTrailerName{400, "invalid trailer name"};
+constexpr ParseError kForbiddenTrailer{400, "header field not allowed in trailers"};
+
+// Fields that frame or route the message (RFC 9110 §6.5.1): a trailer may not
+// carry them, since a recipient that merged it would re-frame or re-route a
+// message already framed and routed by its head. Go forbids Content-Length,
+// TE and Trailer as trailer keys; a request trailer naming any of these is
+// refused (400) rather than dropped, so the smuggling attempt is visible.
+bool forbidden_trailer(std::string_view name) noexcept {
+  for (std::string_view f : {"content-length", "transfer-encoding", "host", "trailer", "te"}) {
+    if (equal_fold(name, f)) return true;
+  }
+  return false;
+}
 constexpr ParseError kHeadNotConsumed{400, "malformed HTTP request"};
+
+// A field value's trailing OWS may be tabs (RFC 9110 §5.6.3), and it is not
+// part of the value (trim_ows drops it), but llhttp refuses a tab after a
+// Content-Length's digits. Tabs that end a line become spaces, which llhttp
+// takes everywhere; a section without a tab costs one memchr.
+void tabs_to_spaces_before_line_ends(std::string& section) {
+  char* const end = section.data() + section.size();
+  for (char* p = section.data(); p < end;) {
+    p = static_cast<char*>(std::memchr(p, '\t', static_cast<std::size_t>(end - p)));
+    if (p == nullptr) return;
+    char* q = p;
+    while (q < end && (*q == '\t' || *q == ' '))
+      ++q;
+    if (q < end && *q == '\r') std::replace(p, q, '\t', ' ');
+    p = q;
+  }
+}
 
 // Joins consecutive spans of one field. Sections reach llhttp whole, so the
 // pieces of a field are adjacent unless llhttp skipped bytes between them,
@@ -204,7 +236,8 @@ struct RequestParser::State {
   static int on_header_field_complete(llhttp_t* p) {
     State& s = of(p);
     if (s.phase == Phase::kTrailers) {
-      return s.field_name.empty() ? s.refuse(kEmptyTrailerName) : 0;
+      if (s.field_name.empty()) return s.refuse(kEmptyTrailerName);
+      return forbidden_trailer(s.field_name) ? s.refuse(kForbiddenTrailer) : 0;
     }
     auto err = check_field_name(s.head, s.field_name, s.tally);
     return err ? s.refuse(*err) : 0;
@@ -324,6 +357,14 @@ const HttpLimits& RequestParser::limits() const noexcept {
   return state_->limits;
 }
 
+std::string_view RequestParser::raw_request_line() const noexcept {
+  const State& s = *state_;
+  if (s.head_is_stale) return {};
+  std::string_view line = s.section;
+  line = line.substr(0, std::min(line.find_first_of("\r\n"), std::size_t{1024}));
+  return line;
+}
+
 bool RequestParser::is_idle() const noexcept {
   const State& s = *state_;
   return s.phase == Phase::kHead && (s.head_is_stale || s.scanner.at_start());
@@ -377,6 +418,7 @@ ParseResult RequestParser::parse(std::string_view input) {
         if (s.phase == Phase::kHead) {
           if (auto err = s.start_head()) return s.fail(*err, r);
         }
+        tabs_to_spaces_before_line_ends(raw);
         State::Ran ran = s.run_llhttp(raw);
         if (ran.event == Pending::kError) return s.fail(s.error, r);
         // llhttp stops exactly at the section's end: after the head it pauses

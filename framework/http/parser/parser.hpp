@@ -120,6 +120,10 @@ class RequestParser {
   const RequestHead& head() const noexcept;
   const HeaderList& trailers() const noexcept;
   const ParseError& error() const noexcept;
+  // The current request head's first line as received so far (up to its CR
+  // or LF, at most 1 KiB), raw: what an access log shows for a request the
+  // parser refused before it understood the request line.
+  std::string_view raw_request_line() const noexcept;
   const HttpLimits& limits() const noexcept;
 
   // Between requests with no byte of the next one taken: EOF here is a clean

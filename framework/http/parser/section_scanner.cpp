@@ -29,6 +29,8 @@ SectionScanner::Step SectionScanner::scan(std::string_view input, std::string& s
   // lines advance copy_from instead so they never reach llhttp's buffer.
   std::size_t copy_from = 0;
   auto fail = [&](const ParseError& e) {
+    // What arrived stays readable (RequestParser::raw_request_line).
+    section.append(input.substr(copy_from, i - copy_from));
     step.consumed = i;
     step.error = e;
     return step;
