@@ -86,6 +86,9 @@ http::ServerOptions server_options(const ServerSettings& s,
   http::ServerOptions o = server_options(s);
   o.shutdown_delay = s.shutdown_delay;
   o.error_log = [log](std::string_view line) { log->log(http::LogLevel::kError, line); };
+  if (s.access_log && log->enabled(http::LogLevel::kInfo)) {
+    o.on_rejected = http::middleware::access_log_rejected(log->sink(), log->format());
+  }
   o.on_shutdown = [log, delay = s.shutdown_delay, timeout = s.shutdown_timeout] {
     shutdown_began.store(std::chrono::steady_clock::now().time_since_epoch().count());
     log->log(http::LogRecord(http::LogLevel::kInfo, "shutting down")

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -241,6 +243,72 @@ TEST(AccessLog, TextEscapesQuotesAndBackslashes) {
   EXPECT_NE(lines[1].find("http: panic serving 127.0.0.1:"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("(request id id-7)"), std::string::npos) << lines[1];
   EXPECT_NE(lines[2].find("\" 500 "), std::string::npos) << lines[2];
+}
+
+// The server's own answers never reach a middleware: access_log_rejected
+// logs them through ServerOptions::on_rejected, with what went on the wire.
+TEST(AccessLog, TheServersOwnAnswersAreLogged) {
+  LogFile f;
+  auto sink = std::make_shared<http::LogSink>(f.fd);
+  std::vector<std::size_t> sent;  // bytes each refused client received
+  {
+    TestServer s(http::chain(routes(), {http::middleware::access_log(sink)}),
+                 {.read_header_timeout = 300ms,
+                  .max_header_bytes = 4096,
+                  .on_rejected = http::middleware::access_log_rejected(sink)});
+    auto refused = [&](std::string_view wire, int status) {
+      Client c(s.port());
+      ASSERT_TRUE(c.send(wire));
+      std::string got = c.read_all();
+      ASSERT_EQ(got.rfind(fmt::format("HTTP/1.1 {} ", status), 0), 0u) << got;
+      sent.push_back(got.size());
+    };
+    refused("GET /a\"b\\c HTTP/1.1\r\nHost: h\r\nBad Name: x\r\n\r\n", 400);
+    refused("GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(5000, 'a') + "\r\n\r\n", 431);
+    refused("GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505);
+    refused("POST /x HTTP/1.1\r\nHost: h\r\nExpect: teapot\r\nContent-Length: 1\r\n\r\n", 417);
+    {
+      Client c(s.port());  // half a head, then silence: closed, nothing sent
+      ASSERT_TRUE(c.send("GET /slow HTTP/1.1\r\nHost"));
+      EXPECT_TRUE(c.closed_by_peer());
+    }
+    Client c(s.port());  // a silent new connection is not a request: no line
+    ASSERT_TRUE(c.send(get("/silent")));
+    EXPECT_EQ(c.read_response().status, 200);
+    ASSERT_EQ(f.lines(6).size(), 6u);
+  }
+  const auto lines = f.lines(6);
+  ASSERT_EQ(lines.size(), 6u);
+  // Not understood: the raw request line, escaped, and the bytes sent.
+  EXPECT_NE(lines[0].find(fmt::format("\"GET /a\\x22b\\x5Cc HTTP/1.1\" 400 {} ", sent[0])),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find(fmt::format("\"GET / HTTP/1.1\" 431 {} ", sent[1])), std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[2].find(fmt::format("\"GET / HTTP/2.0\" 505 {} ", sent[2])), std::string::npos)
+      << lines[2];
+  EXPECT_NE(lines[3].find(fmt::format("\"POST /x HTTP/1.1\" 417 {} ", sent[3])), std::string::npos)
+      << lines[3];
+  EXPECT_NE(lines[4].find("\"GET /slow HTTP/1.1\" 408 0 "), std::string::npos) << lines[4];
+  EXPECT_NE(lines[5].find("\"GET /silent HTTP/1.1\" 200 0 "), std::string::npos) << lines[5];
+
+  // JSON: the same, and it parses.
+  LogFile g;
+  auto jsink = std::make_shared<http::LogSink>(g.fd);
+  {
+    TestServer s(routes(), {.on_rejected = http::middleware::access_log_rejected(
+                                jsink, http::LogFormat::kJson)});
+    Client c(s.port());
+    ASSERT_TRUE(c.send("GARBAGE\x01\r\n\r\n"));
+    EXPECT_EQ(c.read_response().status, 400);
+    ASSERT_EQ(g.lines(1).size(), 1u);
+  }
+  const auto j = nlohmann::json::parse(g.lines(1)[0]);
+  EXPECT_EQ(j["msg"], "request");
+  EXPECT_EQ(j["status"], 400);
+  EXPECT_EQ(j["method"], "");
+  EXPECT_EQ(j["request_line"], "GARBAGE\x01");
+  EXPECT_GT(j["bytes"].get<int>(), 0);
 }
 
 }  // namespace

@@ -54,6 +54,69 @@ TEST(Recorder, LargeBodyIsChunkedOnTheWireAndWholeInBody) {
   EXPECT_NE(r.wire.find("\r\n0\r\n\r\n"), std::string::npos);
 }
 
+// A name that is not a token, or a value with a line break, would let a
+// handler's input split the response: such fields are dropped; NUL bytes are
+// removed from values.
+TEST(Recorder, ResponseHeaderNamesAreTokensAndValuesLoseNul) {
+  goro::http::Handler h = [](Request&, ResponseWriter& w) {
+    w.header().set("X-Good", std::string("a\0b", 3));
+    w.header().set("X Space", "1");
+    w.header().set("X-Colon:", "2");
+    w.header().set("", "3");
+    w.header().set("X-Split\r\nInjected", "4");
+    w.header().set("X-Value", "5\r\nInjected: yes");
+    w.header().add("X-Tab", "a\tb");
+    w.write("ok");
+  };
+  test::RecordedResponse r = test::serve(h, {});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header.get("X-Good"), "ab");
+  EXPECT_EQ(r.header.get("X-Tab"), "a\tb");
+  EXPECT_EQ(r.wire.find("Injected"), std::string::npos) << r.wire;
+  EXPECT_EQ(r.wire.find("X Space"), std::string::npos) << r.wire;
+  EXPECT_EQ(r.wire.find("X-Colon"), std::string::npos) << r.wire;
+  EXPECT_EQ(r.wire.find("X-Value"), std::string::npos) << r.wire;
+  EXPECT_EQ(r.wire.find(std::string(1, '\0')), std::string::npos);
+  EXPECT_EQ(r.wire.find("\r\n: 3"), std::string::npos) << r.wire;
+  EXPECT_EQ(r.body, "ok");
+}
+
+// Go: a handler that declares a Content-Length and writes less keeps its
+// header, and the connection closes (the client would wait for the rest).
+TEST(Recorder, DeclaredLengthWithNothingWrittenIsKeptAndCloses) {
+  goro::http::Handler h = [](Request&, ResponseWriter& w) {
+    w.header().set("Content-Length", "5");
+  };
+  test::RecordedResponse r = test::serve(h, {});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header.get("Content-Length"), "5") << r.wire;
+  EXPECT_TRUE(r.close) << r.wire;
+  EXPECT_NE(r.wire.find("Connection: close\r\n"), std::string::npos) << r.wire;
+
+  // HEAD: the declared length describes the GET; nothing is missing.
+  r = test::serve(h, {.method = "HEAD"});
+  EXPECT_EQ(r.header.get("Content-Length"), "5") << r.wire;
+  EXPECT_FALSE(r.close) << r.wire;
+
+  // Declared and written in full: kept, the connection stays open.
+  goro::http::Handler whole = [](Request&, ResponseWriter& w) {
+    w.header().set("Content-Length", "5");
+    w.write("hello");
+  };
+  r = test::serve(whole, {});
+  EXPECT_EQ(r.body, "hello");
+  EXPECT_FALSE(r.close) << r.wire;
+
+  // An invalid declared length is dropped and the real one sent.
+  goro::http::Handler bad = [](Request&, ResponseWriter& w) {
+    w.header().set("Content-Length", "5x");
+    w.write("abc");
+  };
+  r = test::serve(bad, {});
+  EXPECT_EQ(r.header.get("Content-Length"), "3") << r.wire;
+  EXPECT_EQ(r.body, "abc");
+}
+
 TEST(Recorder, RequestBodyAndTheBodyLimit) {
   goro::http::Handler echo = [](Request& req, ResponseWriter& w) {
     auto body = req.body().read_all();

@@ -58,13 +58,38 @@ void linger_close(net::Conn& conn) {
 
 }  // namespace
 
+void report_rejected(Exchange& x, int status, std::size_t bytes, std::string_view reason) {
+  if (!x.s->opts.on_rejected) return;
+  const RequestHead& h = x.parser.head();
+  RejectedRequest r;
+  const std::string remote = x.remote_addr();
+  r.remote_addr = remote;
+  if (!h.method.empty()) {
+    r.method = h.method;
+    r.target = h.target;
+    r.proto = h.version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
+  } else {
+    r.request_line = x.parser.raw_request_line();
+  }
+  r.status = status;
+  r.bytes = bytes;
+  r.reason = reason;
+  try {
+    x.s->opts.on_rejected(r);
+  } catch (const std::exception& e) {
+    x.s->log(fmt::format("http: on_rejected threw: {}", e.what()));
+  }
+}
+
 void answer_parse_error(Exchange& x) {
   const ParseError& err = x.parser.error();
   std::string body = fmt::format("{} {}", err.status, status_text(err.status));
   if (!err.reason.empty() && err.status == 400)
     fmt::format_to(std::back_inserter(body), ": {}", err.reason);
+  const std::size_t before = x.out.size();
   write_simple_response(x.out, err.status, body, true, x.s->opts.server_name);
   http_metrics().record(err.status, std::chrono::nanoseconds{0});
+  report_rejected(x, err.status, x.out.size() - before, err.reason);
 }
 
 namespace {
@@ -112,6 +137,11 @@ bool read_head(Exchange& x, bool& linger) {
       head_deadline_set = true;
     }
     Result<std::size_t> n = x.read_more();
+    if (!n && n.error() == goro::errc::timeout && !at_rest) {
+      // Part of a head, then nothing for read_header_timeout: closed
+      // without an answer (Go, nginx), logged as nginx does (408).
+      report_rejected(x, 408, 0, "request header timeout");
+    }
     if (!n || *n == 0) return false;
     if (at_rest) {
       if (!x.e->transition_to_active()) return false;
@@ -217,9 +247,11 @@ void serve_one(Exchange& x) {
   const bool http10 = x.head->version_minor == 0;
   if (x.head->expect == Expectation::kOther) {
     // Go's sendExpectationFailed: 417 and close, body unread.
+    const std::size_t before = x.out.size();
     write_simple_response(x.out, 417, "417 Expectation Failed", true, x.s->opts.server_name,
                           http10);
     http_metrics().record(417, std::chrono::nanoseconds{0});
+    report_rejected(x, 417, x.out.size() - before, "unsupported Expect");
     x.close_after = true;
     return;
   }

@@ -193,6 +193,9 @@ void serve_one(Exchange& x);
 int status_for_silent_handler(const Exchange& x);
 // conn.cpp: answers the parser's error (status, Connection: close).
 void answer_parse_error(Exchange& x);
+// conn.cpp: tells ServerOptions::on_rejected about an answer the server gave
+// on its own (`bytes` of it went out; 0 when nothing did).
+void report_rejected(Exchange& x, int status, std::size_t bytes, std::string_view reason);
 // conn.cpp: an exception escaped the handler: 500 if nothing went out, else
 // cut the response short; the connection closes either way.
 void answer_panic(Exchange& x);

@@ -23,8 +23,10 @@ void Header::set(std::string_view name, std::string_view value) {
 }
 
 void Header::add(std::string_view name, std::string_view value) {
-  if (has_line_break(name) || has_line_break(value)) return;
-  fields_.push_back({detail::canonical_header_key(name), std::string(value)});
+  if (!detail::is_token(name) || has_line_break(value)) return;
+  std::string v(value);
+  std::erase(v, '\0');
+  fields_.push_back({detail::canonical_header_key(name), std::move(v)});
 }
 
 void Header::del(std::string_view name) {

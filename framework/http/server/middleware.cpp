@@ -202,6 +202,54 @@ int status_sent(const ResponseWriter& w) {
   return x != nullptr ? detail::status_for_silent_handler(*x) : 200;
 }
 
+// One access-log line, from a handled request or from one the server
+// refused on its own (request_line is then the raw line, when the parser did
+// not understand it).
+struct AccessFields {
+  std::string_view remote;
+  std::string_view method;
+  std::string_view target;
+  std::string_view proto;
+  std::string_view request_line;
+  int status = 0;
+  std::size_t bytes = 0;
+  double secs = 0;
+  std::string_view request_id;
+};
+
+std::string render_access_line(LogFormat format, const AccessFields& f) {
+  if (format != LogFormat::kText) {
+    LogRecord r(LogLevel::kInfo, "request");
+    r.add("remote", f.remote).add("method", f.method).add("target", f.target);
+    r.add("proto", f.proto);
+    if (!f.request_line.empty()) r.add("request_line", f.request_line);
+    r.add("status", f.status)
+        .add("bytes", f.bytes)
+        .add("duration", f.secs)
+        .add("request_id", f.request_id);
+    return r.render(format);
+  }
+  std::string line;
+  line.reserve(128 + f.target.size() + f.request_line.size());
+  fmt::format_to(std::back_inserter(line), "{} - - [{}] \"", f.remote, clf_time());
+  if (f.method.empty()) {
+    append_escaped(line, f.request_line);  // nginx logs what arrived
+  } else {
+    append_escaped(line, f.method);
+    line.push_back(' ');
+    append_escaped(line, f.target);
+    line.push_back(' ');
+    append_escaped(line, f.proto);
+  }
+  fmt::format_to(std::back_inserter(line), "\" {} {} {:.6f} ", f.status, f.bytes, f.secs);
+  if (f.request_id.empty()) {
+    line.push_back('-');
+  } else {
+    append_escaped(line, f.request_id);
+  }
+  return line;
+}
+
 }  // namespace
 
 Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format) {
@@ -223,41 +271,35 @@ Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format) {
           }
         }
         void write() {
-          const double secs =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          if (format != LogFormat::kText) {
-            LogRecord r(LogLevel::kInfo, "request");
-            r.add("remote", req.remote_addr())
-                .add("method", req.method())
-                .add("target", req.target())
-                .add("proto", req.proto())
-                .add("status", status_sent(w))
-                .add("bytes", w.bytes_written())
-                .add("duration", secs)
-                .add("request_id", req.id());
-            sink.push(r.render(format));
-            return;
-          }
-          std::string line;
-          line.reserve(128 + req.target().size());
-          fmt::format_to(std::back_inserter(line), "{} - - [{}] \"", req.remote_addr(), clf_time());
-          append_escaped(line, req.method());
-          line.push_back(' ');
-          append_escaped(line, req.target());
-          line.push_back(' ');
-          append_escaped(line, req.proto());
-          fmt::format_to(std::back_inserter(line), "\" {} {} {:.6f} ", status_sent(w),
-                         w.bytes_written(), secs);
-          if (req.id().empty()) {
-            line.push_back('-');
-          } else {
-            append_escaped(line, req.id());
-          }
-          sink.push(std::move(line));
+          const std::string remote = req.remote_addr();
+          sink.push(render_access_line(
+              format,
+              {.remote = remote,
+               .method = req.method(),
+               .target = req.target(),
+               .proto = req.proto(),
+               .status = status_sent(w),
+               .bytes = w.bytes_written(),
+               .secs =
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+               .request_id = req.id()}));
         }
       } logger{*sink, format, req, w, start};
       next(req, w);
     };
+  };
+}
+
+std::function<void(const RejectedRequest&)> access_log_rejected(
+    const std::shared_ptr<LogSink>& sink, LogFormat format) {
+  return [sink, format](const RejectedRequest& r) {
+    sink->push(render_access_line(format, {.remote = r.remote_addr,
+                                           .method = r.method,
+                                           .target = r.target,
+                                           .proto = r.proto,
+                                           .request_line = r.request_line,
+                                           .status = r.status,
+                                           .bytes = r.bytes}));
   };
 }
 

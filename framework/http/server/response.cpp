@@ -68,8 +68,28 @@ bool body_is_skippable(const Exchange& x) {
   return true;  // chunked: try to drain, close if it runs long
 }
 
+// Go reads a handler-declared Content-Length when the status is decided
+// (write_header, or the implicit 200): a valid one frames the body, an
+// invalid one is dropped.
+void adopt_declared_length(Exchange& x) {
+  std::string_view cl = x.header.get("Content-Length");
+  if (cl.empty()) return;
+  std::uint64_t v = 0;
+  for (char c : cl) {
+    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) {
+      x.header.del("Content-Length");
+      return;
+    }
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  x.declared_length = v;
+}
+
 void commit_head(Exchange& x, bool finishing) {
-  if (x.status == 0) x.status = 200;
+  if (x.status == 0) {
+    x.status = 200;
+    adopt_declared_length(x);
+  }
   Header& h = x.header;
   const bool http10 = x.head->version_minor == 0;
   if (h.has("Connection") && detail::list_has_token(h.get("Connection"), "close")) {
@@ -83,6 +103,9 @@ void commit_head(Exchange& x, bool finishing) {
     h.del("Content-Length");
   } else if (x.declared_length) {
     x.framing = Framing::kLength;
+    // The handler declared more than it wrote (Go keeps the header and
+    // closes): the client would wait for bytes that never come.
+    if (finishing && x.body_buf_len < *x.declared_length && !x.is_head_method) x.close_after = true;
   } else if (finishing) {
     x.framing = Framing::kLength;
     // HEAD with nothing written: the handler said nothing about the size.
@@ -193,24 +216,7 @@ void ResponseWriter::write_header(int status) {
     return;
   }
   x.status = status;
-  // Go reads a handler-declared Content-Length at this point.
-  std::string_view cl = x.header.get("Content-Length");
-  if (!cl.empty()) {
-    std::uint64_t v = 0;
-    bool ok = true;
-    for (char c : cl) {
-      if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) {
-        ok = false;
-        break;
-      }
-      v = v * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    if (ok) {
-      x.declared_length = v;
-    } else {
-      x.header.del("Content-Length");
-    }
-  }
+  adopt_declared_length(x);
 }
 
 WriteResult ResponseWriter::write(std::string_view data) {

@@ -3,8 +3,11 @@
 // Names are compared without regard to ASCII case and written in Go's
 // canonical form ("content-type" is sent as "Content-Type"); a name may carry
 // several values, kept in the order they were added and sent as separate
-// lines. Values must not contain CR or LF: set()/add() drop such a field
-// (response splitting), as Go's header writer replaces them.
+// lines. A name must be a token (RFC 9110 §5.6.2: letters, digits and
+// !#$%&'*+-.^_`|~) and a value must not contain CR or LF: set()/add() drop
+// such a field (a name with a space, colon or line break, or a value with a
+// line break, would let a caller's input split the response). NUL bytes are
+// removed from values (RFC 9110 §5.5: a recipient may reject them).
 #pragma once
 
 #include <cstddef>

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 
 #include "goro/http/handler.hpp"
 #include "goro/http/log.hpp"
+#include "goro/http/server.hpp"
 
 namespace goro::http {
 
@@ -30,6 +32,14 @@ namespace middleware {
 // request_id. The status is the one the client got: 200 when the handler
 // wrote nothing, 500 when it threw.
 Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format = LogFormat::kText);
+
+// The same lines for the requests the server answered on its own before any
+// middleware ran (a malformed head's 400, 413, 414, 431, 501, 505, a 417, a
+// head timeout's 408: see RejectedRequest), for ServerOptions::on_rejected.
+// When the request line was not understood, the text line quotes the raw
+// bytes that arrived (escaped) and JSON/logfmt add a request_line field.
+std::function<void(const RejectedRequest&)> access_log_rejected(
+    const std::shared_ptr<LogSink>& sink, LogFormat format = LogFormat::kText);
 
 // Catches what escapes the handler, logs it (what(), the request line and the
 // request id) to `sink` (stderr when null), answers 500 if nothing was

@@ -66,6 +66,25 @@
 
 namespace goro::http {
 
+// A request the server answered on its own, before any handler or
+// middleware saw it: a malformed or oversized head (400, 413, 414, 431, 501,
+// 505), an unmet expectation (417), or a head that did not arrive whole
+// within read_header_timeout (408; nothing is sent, as in Go and nginx, but
+// nginx logs it so). The views live for the call only.
+struct RejectedRequest {
+  std::string_view remote_addr;  // "127.0.0.1:53412"
+  // The request line as understood; all three "" when it was not (too long,
+  // malformed, or not complete), and then request_line holds what arrived
+  // of it (at most 1 KiB, unescaped bytes: escape before printing).
+  std::string_view method;
+  std::string_view target;
+  std::string_view proto;  // "HTTP/1.1"
+  std::string_view request_line;
+  int status = 0;
+  std::size_t bytes = 0;    // response bytes sent, head included (0 for 408)
+  std::string_view reason;  // the parser's words ("invalid header name", ...)
+};
+
 struct ServerOptions {
   // "host:port", ":port" (all interfaces); port 0 picks one (see addr()).
   std::string addr = ":8080";
@@ -115,6 +134,10 @@ struct ServerOptions {
   // Where the server's own diagnostics go (superfluous write_header, handler
   // exceptions, accept errors); nullptr: stderr.
   std::function<void(std::string_view)> error_log = {};
+  // Called for each request the server answered on its own (see
+  // RejectedRequest), on the connection's goroutine: it must not block.
+  // middleware::access_log_rejected() writes them as access-log lines.
+  std::function<void(const RejectedRequest&)> on_rejected = {};
 };
 
 // What a server has done, for an operator's shutdown line.
