@@ -102,18 +102,30 @@ Result<std::size_t> read_into(Exchange& x, char* dst, std::size_t size) {
 
 }  // namespace
 
+Exchange* BodyReader::live() const noexcept {
+  if (owner_ != nullptr && owner_->load(std::memory_order_relaxed) != detail::handler_caller())
+    return nullptr;
+  return x_;
+}
+
 Result<std::size_t> BodyReader::read(std::span<char> buf) {
-  return read_into(*x_, buf.data(), buf.size());
+  Exchange* x = live();
+  if (x == nullptr) return make_error_code(errc::handler_returned);
+  return read_into(*x, buf.data(), buf.size());
 }
 
 Result<std::size_t> BodyReader::read(std::span<std::byte> buf) {
-  return read_into(*x_, reinterpret_cast<char*>(buf.data()), buf.size());
+  Exchange* x = live();
+  if (x == nullptr) return make_error_code(errc::handler_returned);
+  return read_into(*x, reinterpret_cast<char*>(buf.data()), buf.size());
 }
 
 Result<std::string> BodyReader::read_all() {
+  Exchange* live_x = live();
+  if (live_x == nullptr) return make_error_code(errc::handler_returned);
+  Exchange& x = *live_x;
   std::string all;
   if (auto len = content_length()) all.reserve(static_cast<std::size_t>(*len));
-  Exchange& x = *x_;
   for (;;) {
     if (!next_body_chunk(x)) {
       if (x.body_state == BodyState::kError) return x.body_error;
@@ -129,8 +141,10 @@ Result<std::string> BodyReader::read_all() {
 }
 
 std::optional<std::uint64_t> BodyReader::content_length() const {
-  if (x_->head->framing == detail::BodyFraming::kContentLength) return x_->head->content_length;
-  if (x_->head->framing == detail::BodyFraming::kNone) return std::uint64_t{0};
+  const Exchange* x = live();
+  if (x == nullptr) return std::nullopt;
+  if (x->head->framing == detail::BodyFraming::kContentLength) return x->head->content_length;
+  if (x->head->framing == detail::BodyFraming::kNone) return std::uint64_t{0};
   return std::nullopt;
 }
 

@@ -22,11 +22,13 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <mutex>
 
 #include "framework/http/parser/status_text.hpp"
 #include "framework/http/server/exchange.hpp"
 #include "framework/http/server/http_metrics.hpp"
 #include "goro/detail/check.hpp"
+#include "goro/detail/park.hpp"
 #include "goro/detail/thread_lock.hpp"
 
 namespace goro::http::detail {
@@ -216,8 +218,15 @@ void answer_panic(Exchange& x) {
 namespace {
 
 void run_handler(Exchange& x) {
-  Request req = ExchangeAccess::make_request(&x);
-  ResponseWriter w = ExchangeAccess::make_writer(&x);
+  HandlerSlot& slot = *x.slot;
+  slot.begin_handler();
+  Request& req = slot.req;
+  ResponseWriter& w = slot.w;
+  slot.owner.store(handler_caller(), std::memory_order_relaxed);
+  struct Disown {  // also when the server's answer below throws
+    HandlerSlot& slot;
+    ~Disown() { slot.owner.store(nullptr, std::memory_order_relaxed); }
+  } disown{slot};
   try {
     x.s->handler(req, w);
   } catch (const std::exception& e) {
@@ -235,6 +244,52 @@ void run_handler(Exchange& x) {
 }
 
 }  // namespace
+
+namespace {
+
+// The HandlerSlot pool (exchange.hpp). A mutex: a slot is taken and given
+// back once per connection, not per request.
+struct SlotPool {
+  std::mutex mu;
+  HandlerSlot* free = nullptr;  // guarded by mu
+};
+
+SlotPool& slot_pool() {
+  static auto* pool = new SlotPool;  // never destroyed: leaked references outlive main
+  return *pool;
+}
+
+}  // namespace
+
+HandlerSlot* acquire_handler_slot(Exchange* x) {
+  SlotPool& pool = slot_pool();
+  HandlerSlot* slot = nullptr;
+  {
+    std::lock_guard lock(pool.mu);
+    slot = pool.free;
+    if (slot != nullptr) pool.free = slot->next_free;
+  }
+  // Never deleted (type-stable: see HandlerSlot).
+  if (slot == nullptr) slot = new HandlerSlot;  // NOLINT(cppcoreguidelines-owning-memory)
+  slot->next_free = nullptr;
+  slot->bind(x);
+  return slot;
+}
+
+void release_handler_slot(HandlerSlot* slot) noexcept {
+  if (slot == nullptr) return;
+  slot->owner.store(nullptr, std::memory_order_relaxed);
+  SlotPool& pool = slot_pool();
+  std::lock_guard lock(pool.mu);
+  slot->next_free = pool.free;
+  pool.free = slot;
+}
+
+const void* handler_caller() noexcept {
+  if (const void* g = goro::detail::current_g()) return g;
+  static thread_local const char off_goroutine = 0;
+  return &off_goroutine;
+}
 
 void serve_one(Exchange& x) {
   x.head = &x.parser.head();

@@ -26,6 +26,8 @@ class HttpCategory : public std::error_category {
         return "http: request body is not valid JSON";
       case errc::aborted:
         return "http: response aborted";
+      case errc::handler_returned:
+        return "http: request or response used after its handler returned, or off its goroutine";
     }
     return "http: unknown error";
   }

@@ -17,6 +17,7 @@
 // watcher's: nothing here reads the socket or moves rbuf/rend until it stops.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -59,14 +60,71 @@ inline constexpr std::size_t kBufferBeforeChunking = 4096;
 // batch of small responses into one write.
 inline constexpr std::size_t kOutFlushThreshold = 16 << 10;
 
+// The Request and ResponseWriter a handler is given, and who may use them.
+//
+// A handler gets them by reference, so a reference it leaks (captured by a
+// goroutine that outlives it) points at these objects, whatever happens to
+// the connection after. Slots therefore come from a pool and are never freed
+// (type-stable memory): a leaked reference always points at a live
+// HandlerSlot, possibly serving another connection by then. Every public
+// method first compares `owner` with the caller's goroutine and touches
+// nothing else unless they match, so a stale or foreign caller gets an error
+// and never reaches an Exchange (which lives on a connection goroutine's
+// stack and may be gone).
+//
+// owner: the goroutine running this slot's handler (a per-thread token off
+// goroutines, in-process), set by run_handler before the handler is called
+// and cleared when it returns; null otherwise. Written only by that
+// goroutine; read by any caller, hence atomic (relaxed: a caller that sees
+// its own token wrote it itself, earlier on the same goroutine).
+struct HandlerSlot {
+  std::atomic<const void*> owner{nullptr};
+  Request req{nullptr};
+  ResponseWriter w{static_cast<Exchange*>(nullptr)};
+  HandlerSlot* next_free = nullptr;  // the pool's list; under its lock
+
+  HandlerSlot() {
+    req.owner_ = &owner;
+    req.body_.owner_ = &owner;
+    w.owner_ = &owner;
+  }
+  // For the Exchange that took the slot (x_ changes only while owner is null).
+  void bind(Exchange* x) {
+    req.x_ = x;
+    req.body_.x_ = x;
+    req.route_ = nullptr;
+    w.x_ = x;
+  }
+  void begin_handler() { req.route_ = nullptr; }
+};
+
+// The pool: a slot per live Exchange, reused LIFO, never freed.
+HandlerSlot* acquire_handler_slot(Exchange* x);
+void release_handler_slot(HandlerSlot* slot) noexcept;
+// The caller's identity for HandlerSlot::owner: its goroutine, or a token of
+// its thread when it runs on none.
+const void* handler_caller() noexcept;
+
 struct Exchange {
   Exchange(ServerState* server, ConnEntry* entry)
-      : s(server), e(entry), conn(&entry->conn), parser(server->limits) {}
+      : s(server),
+        e(entry),
+        conn(&entry->conn),
+        parser(server->limits),
+        slot(acquire_handler_slot(this)) {}
   // In-process (goro/http/test.hpp): no connection; the request's bytes are
   // put in rbuf up front (a read past them is the end of the stream) and
   // every byte for the socket is appended to *recording.
   Exchange(ServerState* server, std::string* recording)
-      : s(server), e(nullptr), conn(nullptr), recording(recording), parser(server->limits) {}
+      : s(server),
+        e(nullptr),
+        conn(nullptr),
+        recording(recording),
+        parser(server->limits),
+        slot(acquire_handler_slot(this)) {}
+  ~Exchange() { release_handler_slot(slot); }
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
 
   ServerState* s;
   ConnEntry* e;     // null in-process
@@ -77,6 +135,7 @@ struct Exchange {
   // for the invitation); read_more hands them over.
   std::string_view held_back;
   RequestParser parser;
+  HandlerSlot* slot;  // the handler's Request and ResponseWriter
   // rbuf[rpos, rend) is unread. rbuf's storage, rend and the socket's read
   // side belong to the connection goroutine except while bg.active, when
   // rbuf[rend, size()) and the read side are the watcher's (it never touches
@@ -166,17 +225,19 @@ struct Exchange {
 struct ExchangeAccess {
   static Request make_request(Exchange* x) { return Request(x); }
   static ResponseWriter make_writer(Exchange* x) { return ResponseWriter(x); }
-  static Exchange* of(Request& r) { return r.x_; }
+  // Each of these is null for a caller that may not use the request (see
+  // HandlerSlot): a stale or foreign goroutine.
+  static Exchange* of(Request& r) { return r.live(); }
   // The exchange under `w` and any writers wrapping it.
   static Exchange* of(ResponseWriter& w) {
     ResponseWriter* p = &w;
     while (p->inner_ != nullptr)
       p = p->inner_;
-    return p->x_;
+    return p->live();
   }
   // The exchange if `w` is the server's own writer; null for a wrapper, whose
   // bytes must pass through its write().
-  static Exchange* direct(ResponseWriter& w) { return w.x_; }
+  static Exchange* direct(ResponseWriter& w) { return w.inner_ == nullptr ? w.live() : nullptr; }
   // The route the request was matched to (null before routing); a Router
   // sets it for the handlers below it (framework/http/server/router.cpp).
   static const MatchResult* route(const Request& r) { return r.route_; }

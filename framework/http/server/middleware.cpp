@@ -339,7 +339,7 @@ Middleware recover(const std::shared_ptr<LogSink>& sink, LogFormat format) {
       } else {
         std::fprintf(stderr, "%s\n", line.c_str());
       }
-      detail::answer_panic(*detail::ExchangeAccess::of(w));
+      if (detail::Exchange* x = detail::ExchangeAccess::of(w)) detail::answer_panic(*x);
     };
   };
 }

@@ -5,6 +5,8 @@
 
 namespace goro::http {
 
+using detail::Exchange;
+
 namespace {
 
 int hex_value(char c) {
@@ -55,22 +57,32 @@ void for_each_query_value(std::string_view query, std::string_view name, Fn&& fn
 
 }  // namespace
 
+Exchange* Request::live() const noexcept {
+  if (owner_ != nullptr && owner_->load(std::memory_order_relaxed) != detail::handler_caller())
+    return nullptr;
+  return x_;
+}
+
 std::string_view Request::method() const {
-  return x_->head->method;
+  const Exchange* x = live();
+  return x != nullptr ? x->head->method : std::string_view{};
 }
 std::string_view Request::target() const {
-  return x_->head->target;
+  const Exchange* x = live();
+  return x != nullptr ? x->head->target : std::string_view{};
 }
 std::string_view Request::path() const {
-  return x_->path;
+  const Exchange* x = live();
+  return x != nullptr ? x->path : std::string_view{};
 }
 std::string_view Request::raw_query() const {
-  return x_->query;
+  const Exchange* x = live();
+  return x != nullptr ? x->query : std::string_view{};
 }
 
 std::string Request::query(std::string_view name) const {
   std::string found;
-  for_each_query_value(x_->query, name, [&](std::string v) {
+  for_each_query_value(raw_query(), name, [&](std::string v) {
     found = std::move(v);
     return false;
   });
@@ -79,7 +91,7 @@ std::string Request::query(std::string_view name) const {
 
 std::vector<std::string> Request::query_values(std::string_view name) const {
   std::vector<std::string> all;
-  for_each_query_value(x_->query, name, [&](std::string v) {
+  for_each_query_value(raw_query(), name, [&](std::string v) {
     all.push_back(std::move(v));
     return true;
   });
@@ -88,7 +100,7 @@ std::vector<std::string> Request::query_values(std::string_view name) const {
 
 bool Request::has_query(std::string_view name) const {
   bool found = false;
-  for_each_query_value(x_->query, name, [&](const std::string&) {
+  for_each_query_value(raw_query(), name, [&](const std::string&) {
     found = true;
     return false;
   });
@@ -96,73 +108,100 @@ bool Request::has_query(std::string_view name) const {
 }
 
 std::string_view Request::host() const {
-  return x_->head->host;
+  const Exchange* x = live();
+  return x != nullptr ? x->head->host : std::string_view{};
 }
 int Request::proto_major() const {
-  return x_->head->version_major;
+  const Exchange* x = live();
+  return x != nullptr ? x->head->version_major : 0;
 }
 int Request::proto_minor() const {
-  return x_->head->version_minor;
+  const Exchange* x = live();
+  return x != nullptr ? x->head->version_minor : 0;
 }
 std::string_view Request::proto() const {
-  return x_->head->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
+  const Exchange* x = live();
+  if (x == nullptr) return {};
+  return x->head->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
 }
 
 std::string_view Request::header(std::string_view name) const {
-  return x_->head->headers.get(name).value_or(std::string_view{});
+  const Exchange* x = live();
+  return x != nullptr ? x->head->headers.get(name).value_or(std::string_view{})
+                      : std::string_view{};
 }
 bool Request::has_header(std::string_view name) const {
-  return x_->head->headers.count(name) > 0;
+  const Exchange* x = live();
+  return x != nullptr && x->head->headers.count(name) > 0;
 }
 std::vector<std::string_view> Request::header_values(std::string_view name) const {
   std::vector<std::string_view> out;
-  x_->head->headers.for_each_value(name, [&](std::string_view v) { out.push_back(v); });
+  if (const Exchange* x = live())
+    x->head->headers.for_each_value(name, [&](std::string_view v) { out.push_back(v); });
   return out;
 }
 std::size_t Request::header_count() const {
-  return x_->head->headers.size();
+  const Exchange* x = live();
+  return x != nullptr ? x->head->headers.size() : 0;
 }
 std::pair<std::string_view, std::string_view> Request::header_at(std::size_t i) const {
-  detail::HeaderField f = x_->head->headers[i];
+  const Exchange* x = live();
+  if (x == nullptr) return {};
+  detail::HeaderField f = x->head->headers[i];
   return {f.name, f.value};
 }
 
 std::string_view Request::path_value(std::string_view name) const {
+  if (live() == nullptr) return {};
   if (route_ == nullptr || route_->kind != MatchResult::Kind::kFound) return {};
   return route_->values.get(name);
 }
 std::string_view Request::pattern() const {
+  if (live() == nullptr) return {};
   return route_ != nullptr && route_->kind == MatchResult::Kind::kFound ? route_->pattern
                                                                         : std::string_view{};
 }
 
 BodyReader& Request::body() {
-  return body_;
+  return body_;  // its reads check the caller themselves
 }
 
 void Request::set_read_deadline(std::chrono::steady_clock::time_point t) {
-  x_->body_deadline = t;
+  if (Exchange* x = live()) x->body_deadline = t;
 }
 
 std::string Request::remote_addr() const {
-  return x_->remote_addr();
+  const Exchange* x = live();
+  return x != nullptr ? x->remote_addr() : std::string{};
 }
 
 const Context& Request::context() {
-  if (!x_->ctx) {
-    auto [ctx, cancel] = with_cancel(x_->s->base_ctx);
-    x_->ctx = std::move(ctx);
-    x_->ctx_cancel = std::move(cancel);
-    detail::maybe_start_background_read(*x_);
+  Exchange* x = live();
+  if (x == nullptr) {
+    // A caller that may not touch the request gets a context that is
+    // already done (as every request's is once its handler returned).
+    static const Context* const done = [] {
+      auto [ctx, cancel] = with_cancel(Context::background());
+      cancel();
+      return new Context(std::move(ctx));  // NOLINT(cppcoreguidelines-owning-memory): immortal
+    }();
+    return *done;
   }
-  return *x_->ctx;
+  if (!x->ctx) {
+    auto [ctx, cancel] = with_cancel(x->s->base_ctx);
+    x->ctx = std::move(ctx);
+    x->ctx_cancel = std::move(cancel);
+    detail::maybe_start_background_read(*x);
+  }
+  return *x->ctx;
 }
 
 std::string_view Request::id() const {
-  return x_->id;
+  const Exchange* x = live();
+  return x != nullptr ? std::string_view(x->id) : std::string_view{};
 }
 void Request::set_id(std::string id) {
-  x_->id = std::move(id);
+  if (Exchange* x = live()) x->id = std::move(id);
 }
 
 }  // namespace goro::http

@@ -196,14 +196,30 @@ std::error_code fail_writes(Exchange& x, std::error_code ec) {
 
 }  // namespace
 
+Exchange* ResponseWriter::live() const noexcept {
+  if (owner_ != nullptr && owner_->load(std::memory_order_relaxed) != detail::handler_caller())
+    return nullptr;
+  return x_;
+}
+
 Header& ResponseWriter::header() {
   if (inner_ != nullptr) return inner_->header();
-  return x_->header;
+  Exchange* x = live();
+  if (x == nullptr) {
+    // A scratch header that is never sent: a stale caller's changes go
+    // nowhere (per thread, emptied on each call).
+    static thread_local Header scratch;
+    scratch = Header{};
+    return scratch;
+  }
+  return x->header;
 }
 
 void ResponseWriter::write_header(int status) {
   if (inner_ != nullptr) return inner_->write_header(status);
-  Exchange& x = *x_;
+  Exchange* live_x = live();
+  if (live_x == nullptr) return;
+  Exchange& x = *live_x;
   if (status < 100 || status > 999)
     throw std::invalid_argument(fmt::format("goro/http: invalid write_header code {}", status));
   if (x.status != 0) {
@@ -221,7 +237,9 @@ void ResponseWriter::write_header(int status) {
 
 WriteResult ResponseWriter::write(std::string_view data) {
   if (inner_ != nullptr) return inner_->write(data);
-  Exchange& x = *x_;
+  Exchange* live_x = live();
+  if (live_x == nullptr) return make_error_code(errc::handler_returned);
+  Exchange& x = *live_x;
   if (x.write_error) return x.write_error;
   if (x.status == 0) write_header(200);
   if (!body_allowed(x.status)) return data.size();  // Go: ErrBodyNotAllowed; dropped here
@@ -253,7 +271,9 @@ WriteResult ResponseWriter::write(std::span<const std::byte> data) {
 
 Result<void> ResponseWriter::flush() {
   if (inner_ != nullptr) return inner_->flush();
-  Exchange& x = *x_;
+  Exchange* live_x = live();
+  if (live_x == nullptr) return make_error_code(errc::handler_returned);
+  Exchange& x = *live_x;
   if (x.write_error) return x.write_error;
   if (x.status == 0) write_header(200);
   if (!x.head_sent) {
@@ -264,28 +284,37 @@ Result<void> ResponseWriter::flush() {
 }
 
 int ResponseWriter::status() const {
-  return inner_ != nullptr ? inner_->status() : x_->status;
+  if (inner_ != nullptr) return inner_->status();
+  const Exchange* x = live();
+  return x != nullptr ? x->status : 0;
 }
 bool ResponseWriter::header_written() const {
-  return inner_ != nullptr ? inner_->header_written() : x_->head_sent;
+  if (inner_ != nullptr) return inner_->header_written();
+  const Exchange* x = live();
+  return x != nullptr && x->head_sent;
 }
 std::size_t ResponseWriter::bytes_written() const {
-  return inner_ != nullptr ? inner_->bytes_written() : x_->written;
+  if (inner_ != nullptr) return inner_->bytes_written();
+  const Exchange* x = live();
+  return x != nullptr ? x->written : 0;
 }
 
 void ResponseWriter::close_connection() {
   if (inner_ != nullptr) return inner_->close_connection();
-  x_->close_after = true;
+  if (Exchange* x = live()) x->close_after = true;
 }
 
 void ResponseWriter::set_write_deadline(std::chrono::steady_clock::time_point t) {
   if (inner_ != nullptr) return inner_->set_write_deadline(t);
-  if (x_->conn != nullptr) (void)x_->conn->set_write_deadline(t);
+  Exchange* x = live();
+  if (x != nullptr && x->conn != nullptr) (void)x->conn->set_write_deadline(t);
 }
 
 void ResponseWriter::abort() {
   if (inner_ != nullptr) return inner_->abort();
-  Exchange& x = *x_;
+  Exchange* live_x = live();
+  if (live_x == nullptr) return;
+  Exchange& x = *live_x;
   x.aborted = true;  // finish_response adds nothing
   x.close_after = true;
   if (!x.write_error) x.write_error = make_error_code(errc::aborted);

@@ -38,11 +38,13 @@ void Router::method_not_allowed(Handler h) {
 
 void Router::operator()(Request& req, ResponseWriter& w) const {
   using detail::ExchangeAccess;
+  detail::Exchange* x = ExchangeAccess::of(req);
+  if (x == nullptr) return;  // a stale or foreign caller: nothing to route
   const MatchResult* outer = ExchangeAccess::route(req);
   if (outer == nullptr) {
     // The outermost Router matches into the connection's MatchResult, reused
     // across requests (no allocation once warm), and leaves it set.
-    impl_->dispatch(req, w, ExchangeAccess::of(req)->match);
+    impl_->dispatch(req, w, x->match);
     return;
   }
   // A Router under another Router's route: its own match for its handlers,

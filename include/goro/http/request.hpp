@@ -3,7 +3,12 @@
 // A Request is valid only for the duration of the handler call it was passed
 // to; every string_view it returns views the connection's buffers and dies
 // with it (copy what you keep). It is owned by the connection goroutine and
-// must not be used from another goroutine.
+// must not be used from another goroutine. Both rules are checked: a Request
+// (or its body()) used after its handler returned, or from any goroutine but
+// the handler's, reads as empty ("" for every string, 0, no headers) and its
+// body reads fail with http::errc::handler_returned; it never reads the next
+// request's state or freed memory (the object a leaked reference points to
+// is never freed, and is checked before anything behind it is touched).
 //
 // Body: body().read(buf) returns de-chunked body bytes, 0 at the end of the
 // body, or an error:
@@ -28,6 +33,7 @@
 // gone, as in Go.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +57,7 @@ enum class errc {
   header_written,      // the response header was already sent
   invalid_json,        // read_json: the body is not JSON (400)
   aborted,             // ResponseWriter::abort() cut the response short
+  handler_returned,    // used after its handler returned, or off its goroutine
 };
 const std::error_category& http_category() noexcept;
 inline std::error_code make_error_code(errc e) noexcept {
@@ -67,6 +74,7 @@ namespace goro::http {
 namespace detail {
 struct Exchange;
 struct ExchangeAccess;
+struct HandlerSlot;
 }  // namespace detail
 struct MatchResult;  // the router's (opaque here)
 
@@ -83,9 +91,14 @@ class BodyReader {
 
  private:
   friend struct detail::ExchangeAccess;
+  friend struct detail::HandlerSlot;
   friend class Request;
   explicit BodyReader(detail::Exchange* x) : x_(x) {}
+  // x_ when the caller is the goroutine running this request's handler
+  // (owner_), else null; x_ as is when owner_ is null (the server's own use).
+  detail::Exchange* live() const noexcept;
   detail::Exchange* x_;
+  const std::atomic<const void*>* owner_ = nullptr;
 };
 
 class Request {
@@ -138,8 +151,11 @@ class Request {
 
  private:
   friend struct detail::ExchangeAccess;
+  friend struct detail::HandlerSlot;
   explicit Request(detail::Exchange* x) : x_(x), body_(x) {}
+  detail::Exchange* live() const noexcept;  // as BodyReader::live
   detail::Exchange* x_;
+  const std::atomic<const void*>* owner_ = nullptr;
   BodyReader body_;
   // The innermost Router's match while its handler runs; the outermost
   // Router's stays set after it returns (for middleware around it).

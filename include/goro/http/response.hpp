@@ -18,6 +18,14 @@
 //     Content-Length itself; writing past a declared length fails with
 //     http::errc::content_length. HEAD responses carry the headers only.
 //   - flush() sends everything written so far to the client now.
+//   - Unlike Go's, the writer belongs to the goroutine running its handler,
+//     for the handler's duration (as the Request). Used after the handler
+//     returned, or from another goroutine, write() and flush() fail with
+//     http::errc::handler_returned, header() is a scratch Header that is
+//     never sent, status() is 0 and nothing reaches any response: a
+//     goroutine the handler leaked cannot write into the connection's next
+//     response. A handler that fans work out collects the results and
+//     writes them itself.
 // Errors are values: a write on a connection the client dropped returns the
 // socket error; the handler may stop early, the server closes the connection.
 //
@@ -59,6 +67,7 @@
 //   };
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <span>
@@ -74,6 +83,7 @@ namespace goro::http {
 namespace detail {
 struct Exchange;
 struct ExchangeAccess;
+struct HandlerSlot;
 }  // namespace detail
 
 // What write() returns: the bytes accepted, or the error. Unlike Result it
@@ -135,10 +145,15 @@ class ResponseWriter {
 
  private:
   friend struct detail::ExchangeAccess;
+  friend struct detail::HandlerSlot;
   explicit ResponseWriter(detail::Exchange* x) : x_(x) {}
+  // x_ when the caller is the goroutine running this response's handler
+  // (owner_), else null; x_ as is when owner_ is null (the server's own use).
+  detail::Exchange* live() const noexcept;
   // Exactly one is set: x_ for the server's writer, inner_ for a wrapper.
   detail::Exchange* x_ = nullptr;
   ResponseWriter* inner_ = nullptr;
+  const std::atomic<const void*>* owner_ = nullptr;
 };
 
 }  // namespace goro::http
