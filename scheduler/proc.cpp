@@ -26,6 +26,7 @@
 
 #include "config/maxprocs/maxprocs.hpp"
 #include "goro/runtime.hpp"
+#include "goro/detail/fault.hpp"
 #include "scheduler/debug.hpp"
 #include "scheduler/proc.hpp"
 #include "scheduler/switch.hpp"
@@ -82,6 +83,8 @@ void newm(P* p, bool spinning) {
       raw->id.store(sched.allm.size() + 1, std::memory_order_relaxed);  // M0 is 0
       sched.allm.push_back(std::move(m));
       try {
+        if (take_fault(FaultSite::kThreadCreate))
+          throw std::system_error(errno, std::generic_category(), "injected fault");
         raw->thread = std::thread([raw] { m_start(raw); });
         sched.mcount.fetch_add(1);
         return;

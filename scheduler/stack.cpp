@@ -14,6 +14,7 @@
 #include <fstream>
 #include <string>
 
+#include "goro/detail/fault.hpp"
 #include "scheduler/debug.hpp"
 
 #if defined(GORO_ASAN)
@@ -110,6 +111,7 @@ GuardKind StackPool::guard_page(char* page) {
 }
 
 bool StackPool::map_arena() {
+  if (take_fault(FaultSite::kStackMap)) return false;
   const std::size_t bytes = (default_size_ + page_) * slots_per_arena_;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -154,6 +156,7 @@ void StackPool::return_credits(std::int64_t n) {
 }
 
 bool StackPool::map_own(std::size_t size, Stack* out) {
+  if (take_fault(FaultSite::kStackMap)) return false;
   const std::size_t bytes = size + page_;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);

@@ -10,6 +10,7 @@
 #include <climits>
 #include <vector>
 
+#include "goro/detail/fault.hpp"
 #include "goro/detail/park.hpp"
 #include "netpoll/netpoll.hpp"
 
@@ -205,7 +206,9 @@ Result<int> NetFd::accept(Addr* peer) {
     sockaddr_storage ss;
     socklen_t len = sizeof ss;
     const int c =
-        ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        goro::detail::take_fault(goro::detail::FaultSite::kAccept)
+            ? -1
+            : ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c >= 0) {
       if (peer != nullptr) *peer = Addr(reinterpret_cast<sockaddr*>(&ss), len);
       return c;

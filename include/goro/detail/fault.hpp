@@ -1,0 +1,34 @@
+// goro::detail fault injection: the runtime's resource boundaries made to
+// fail on demand, so tests can check what a service does when the machine
+// says no (no memory for a goroutine stack, no more threads, no descriptor
+// for an accepted connection) under the sanitizers, where exhausting the
+// real resource is not possible (ASan and TSan reserve terabytes of address
+// space) or not repeatable. Internal; for tests only.
+//
+//   goro::detail::arm_fault(goro::detail::FaultSite::kAccept, 3, ENFILE);
+//   // the next three accept4 calls fail with ENFILE, then all is normal
+//
+// Each site costs one relaxed atomic load while nothing is armed, and the
+// sites are all on slow paths (a stack mapping, a thread start, an accept).
+#pragma once
+
+#include <cstdint>
+
+namespace goro::detail {
+
+enum class FaultSite : std::uint8_t {
+  kStackMap,      // mmap of a goroutine stack (an own-size stack or a pool arena)
+  kThreadCreate,  // starting an M's OS thread
+  kAccept,        // accept4 on a listener
+  kCount,
+};
+
+// The next `times` calls at `site` fail with errno `err`; times 0 disarms.
+void arm_fault(FaultSite site, int times, int err) noexcept;
+// At a site: false when nothing is armed; true, with errno set, when this
+// call takes one of the armed failures.
+bool take_fault(FaultSite site) noexcept;
+// How many armed failures at `site` were taken since the process started.
+std::uint64_t faults_taken(FaultSite site) noexcept;
+
+}  // namespace goro::detail
