@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "config/maxprocs/maxprocs.hpp"
-#include "goro/runtime.hpp"
 #include "goro/detail/fault.hpp"
+#include "goro/runtime.hpp"
 #include "scheduler/debug.hpp"
 #include "scheduler/proc.hpp"
 #include "scheduler/switch.hpp"

@@ -190,7 +190,9 @@ std::optional<Mount> find_mount(std::string_view mountinfo, const Membership& m,
 
 std::vector<std::string> cgroup_directories(const Mount& mount, std::string_view path) {
   auto below = components_below(mount.root, path);
-  if (!below) return {};
+  // An empty mount point (a malformed mountinfo line) names no directory;
+  // found by tests/fuzz/cgroup_fuzzer.cpp.
+  if (!below || mount.mount_point.empty()) return {};
   std::string base = mount.mount_point;
   while (base.size() > 1 && base.back() == '/')
     base.pop_back();

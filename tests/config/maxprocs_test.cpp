@@ -482,6 +482,9 @@ TEST(MaxprocsParse, CgroupDirectoriesLeafFirst) {
   EXPECT_EQ(detail::cgroup_directories(rooted, "/k/p/c"),
             (std::vector<std::string>{"/sys/fs/cgroup/c", "/sys/fs/cgroup"}));
   EXPECT_TRUE(detail::cgroup_directories(rooted, "/k/px/c").empty());
+  // A malformed mountinfo line with an empty mount point (found by
+  // tests/fuzz/cgroup_fuzzer.cpp): no directory, not a crash.
+  EXPECT_TRUE(detail::cgroup_directories(detail::Mount{"", "/"}, "/a").empty());
 }
 
 TEST(MaxprocsParse, ProcCgroup) {

@@ -256,6 +256,13 @@ TEST_F(ConfigTest, MissingAndInvalidFiles) {
   LoadResult broken = load({"--config", path});
   EXPECT_EQ(broken.exit_code, 2);
   EXPECT_THAT(broken.err, HasSubstr("config file " + path + ": invalid TOML"));
+  // Not UTF-8 (toml11 3.7.1 read out of bounds on this one; found by
+  // tests/fuzz/config_toml_fuzzer.cpp): refused before parsing, line named.
+  std::string bytes = file("latin1.toml", "# ok\nlog_format = 'caf\xe9'\n");
+  LoadResult latin1 = load({"--config", bytes});
+  EXPECT_EQ(latin1.exit_code, 2);
+  EXPECT_THAT(latin1.err,
+              HasSubstr("config file " + bytes + ": line 2: not valid UTF-8 (byte 23)"));
 }
 
 TEST_F(ConfigTest, UnknownFlagAndStrayArgument) {

@@ -163,7 +163,8 @@ void check_errors(const LoadResult& r, const std::string& path) {
     FUZZ_CHECK(line.starts_with(prefix));
     const std::string_view what = line.substr(prefix.size());
     FUZZ_CHECK(what.starts_with("invalid TOML: ") || what.starts_with("key \"") ||
-               what.starts_with("unknown key \""));
+               what.starts_with("unknown key \"") ||
+               (what.starts_with("line ") && what.find(": not valid UTF-8 (byte ") != what.npos));
   }
 }
 
@@ -186,15 +187,16 @@ void check_constraints(const Fixture& f) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static Fixture f;
   const std::string_view text = goro::fuzz::as_text(data, size);
-  // TODO(fuzz finding): toml11 3.7.1 (Debian 12's libtoml11-dev) reads out
-  // of bounds when a literal string ('...') holds invalid UTF-8: its error
-  // path resets a location into one buffer with an iterator into another
-  // (toml11 issue 199, fixed upstream by PR 208). Reproducer:
-  // crashes/config_toml_invalid_utf8_literal_string. Skipped until goro
-  // checks UTF-8 before toml11 sees the file, or a fixed toml11 is used.
-  if (text.find('\'') != std::string_view::npos && !is_utf8(text)) return 0;
+  // Invalid UTF-8 once reached toml11 3.7.1, which reads out of bounds on
+  // it inside a literal string (toml11 issue 199;
+  // tests/fuzz/corpus/config_toml/regress_invalid_utf8_literal_string): goro now
+  // refuses such a file first, naming the line.
   const LoadResult first = f.load(text);
   check_constraints(f);
+  // Not UTF-8: refused, and said so (the file is never parsed).
+  if (!is_utf8(text)) {
+    FUZZ_CHECK(!first.proceed && first.err.find("not valid UTF-8") != std::string::npos);
+  }
   if (!first.proceed) {
     check_errors(first, f.file.path());
     return 0;
