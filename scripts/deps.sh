@@ -4,6 +4,8 @@
 #   bash scripts/deps.sh           everything: build, tests, lint, load tests
 #   bash scripts/deps.sh --build   only what a release build of the libraries
 #                                  and apps needs (the Dockerfile's build stage)
+#   bash scripts/deps.sh --load    everything, plus the load tests' chart and
+#                                  instruction counts (loadtest/run.sh)
 set -euo pipefail
 
 GORO_BUILD_PACKAGES=(
@@ -40,8 +42,10 @@ fi
 
 if [[ ${1:-} == --build ]]; then
   GORO_PACKAGES=("${GORO_BUILD_PACKAGES[@]}")
+elif [[ ${1:-} == --load ]]; then
+  GORO_PACKAGES+=(valgrind python3-matplotlib)
 elif [[ $# -gt 0 ]]; then
-  echo "usage: bash scripts/deps.sh [--build]" >&2
+  echo "usage: bash scripts/deps.sh [--build | --load]" >&2
   exit 2
 fi
 

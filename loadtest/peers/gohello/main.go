@@ -1,5 +1,5 @@
 // gohello: the Go net/http peer of goro-hello for side-by-side load tests
-// (loadtest/http/run.sh). Same routes and bodies for /plaintext and /json;
+// (loadtest/run.sh, loadtest/http/bench.py). Same routes and bodies for /plaintext and /json;
 // prints the bound address on its first line like goro-hello.
 //
 //	go build -o gohello . && ./gohello -addr 127.0.0.1:8081

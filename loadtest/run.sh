@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The load tests in one command: installs what is missing, builds goro-hello
+# and the floor (release preset), Go net/http's peer (loadtest/peers/gohello),
+# then runs loadtest/http/bench.py: goro-hello, Go, nginx (Debian's
+# nginx-light, its own config from loadtest/peers/nginx, started on a
+# loopback port without touching the system's) and the floor, one core each,
+# wrk on the other, alternating rounds. Writes into loadtest/results/ http-DATE .md,
+# .json and .png. Extra arguments go to bench.py (--rounds, --seconds,
+# --scenarios plaintext,pipelined16,json,c1000,close, --servers, --idle,
+# --callgrind; --help lists them). Exits non-zero if a run had errors.
+#   bash loadtest/run.sh [bench.py arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh --load
+cmake --preset release >/dev/null
+cmake --build --preset release --target goro-hello goro-http-floor >/dev/null
+bin=build/release/loadtest-bin
+mkdir -p "$bin"
+(cd loadtest/peers/gohello && GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$PWD/../../../build/release/go-cache" \
+  go build -o "../../../$bin/gohello" .)
+ln -sf ../bin/goro-http-floor "$bin/floor"
+exec python3 loadtest/http/bench.py --build build/release --bin-dir "$bin" "$@"
