@@ -19,4 +19,5 @@ mkdir -p "$bin"
 (cd loadtest/peers/gohello && GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$PWD/../../../build/release/go-cache" \
   go build -o "../../../$bin/gohello" .)
 ln -sf ../bin/goro-http-floor "$bin/floor"
-exec python3 loadtest/http/bench.py --build build/release --bin-dir "$bin" "$@"
+# Debian's python3: the one python3-matplotlib is installed for.
+exec /usr/bin/python3 loadtest/http/bench.py --build build/release --bin-dir "$bin" "$@"
