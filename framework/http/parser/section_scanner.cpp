@@ -1,5 +1,7 @@
 #include "framework/http/parser/section_scanner.hpp"
 
+#include <algorithm>
+
 namespace goro::http::detail {
 
 namespace {
@@ -20,6 +22,25 @@ void SectionScanner::reset(Kind kind, const HttpLimits& limits) noexcept {
   total_bytes_ = 0;
   request_line_size_ = 0;
   byte_limit_ = limits.max_header_bytes;
+}
+
+// Inside a line only CR and LF mean anything: from input[i] (an ordinary
+// byte, already counted), skips the ordinary bytes after it, at most
+// `budget` of them (what the limits have left), in one tight loop instead of
+// a pass through the state machine per byte. Counts them and returns the
+// index of the last byte skipped; the caller's loop goes on from the next,
+// which is a CR, an LF, the end of the input, or the byte that passes a
+// limit (refused there exactly as the byte-at-a-time loop would).
+std::size_t SectionScanner::skip_line(std::string_view input, std::size_t i,
+                                      std::size_t budget) noexcept {
+  const std::size_t end = i + 1 + std::min(budget, input.size() - i - 1);
+  std::size_t j = i + 1;
+  while (j < end && input[j] != '\r' && input[j] != '\n')
+    ++j;
+  const std::size_t skipped = j - (i + 1);
+  total_bytes_ += skipped;
+  if (state_ == State::kRequestLine) request_line_size_ += skipped;
+  return j - 1;
 }
 
 SectionScanner::Step SectionScanner::scan(std::string_view input, std::string& section) {
@@ -63,6 +84,9 @@ SectionScanner::Step SectionScanner::scan(std::string_view input, std::string& s
           return fail(kBareLF);
         } else if (++request_line_size_ > limits_->max_request_line) {
           return fail(kRequestLineTooLong);
+        } else {
+          const std::size_t line_left = limits_->max_request_line - request_line_size_;
+          i = skip_line(input, i, std::min(line_left, byte_limit_ - total_bytes_));
         }
         break;
       case State::kRequestLineCR:
@@ -86,6 +110,8 @@ SectionScanner::Step SectionScanner::scan(std::string_view input, std::string& s
           state_ = State::kFieldLineCR;
         } else if (c == '\n') {
           return fail(kBareLF);
+        } else {
+          i = skip_line(input, i, byte_limit_ - total_bytes_);
         }
         break;
       case State::kFinalCR:

@@ -60,6 +60,7 @@ class SectionScanner {
   std::size_t request_line_size() const noexcept { return request_line_size_; }
 
  private:
+  std::size_t skip_line(std::string_view input, std::size_t i, std::size_t budget) noexcept;
   enum class State : std::uint8_t {
     kLeading,        // before the request line: blank lines are skipped
     kLeadingCR,      // a CR of a leading blank line

@@ -23,10 +23,12 @@ void Header::set(std::string_view name, std::string_view value) {
 }
 
 void Header::add(std::string_view name, std::string_view value) {
-  if (!detail::is_token(name) || has_line_break(value)) return;
+  if (has_line_break(value)) return;
+  std::string key(name);
+  if (!detail::canonicalize_header_key(key)) return;  // not a token
   std::string v(value);
-  std::erase(v, '\0');
-  fields_.push_back({detail::canonical_header_key(name), std::move(v)});
+  if (v.find('\0') != std::string::npos) std::erase(v, '\0');
+  fields_.push_back({std::move(key), std::move(v)});
 }
 
 void Header::del(std::string_view name) {
