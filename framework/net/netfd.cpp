@@ -260,6 +260,22 @@ Result<void> NetFd::shutdown(int how) {
   return {};
 }
 
+std::error_code NetFd::check(int mode) {
+  return detail::poll_check(pd_, static_cast<PollMode>(mode));
+}
+
+std::error_code NetFd::wait(int mode) {
+  return detail::poll_wait(pd_, static_cast<PollMode>(mode));
+}
+
+void NetFd::prepare_read() {
+  detail::poll_prepare(pd_, PollMode::kRead);
+}
+
+bool NetFd::hangup_seen() {
+  return detail::poll_hangup_seen(pd_);
+}
+
 Result<void> NetFd::set_deadline(std::int64_t when, int mode) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;

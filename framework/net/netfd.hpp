@@ -78,8 +78,16 @@ class NetFd {
   // See "Lifetime". Idempotent: a second close returns errc::closed.
   Result<void> close();
 
- private:
-  NetFd(int fd, ::goro::detail::PollDesc* pd) : fd_(fd), pd_(pd) {}
+  // For a layer that makes its own syscalls on sysfd() (framework/tls's
+  // BIO, which runs inside OpenSSL and must never park there): it holds a
+  // Ref while OpenSSL may touch the fd, asks check() before an operation
+  // (deadlines and close win over available data, as above), calls
+  // prepare_read() before a read that does not follow a wait, and parks in
+  // wait() after its syscall said EAGAIN. mode: 1 read, 2 write.
+  std::error_code check(int mode);
+  std::error_code wait(int mode);
+  void prepare_read();
+  bool hangup_seen();
 
   // RAII reference for one operation; `ok()` is false after close().
   class Ref {
@@ -94,6 +102,9 @@ class NetFd {
     NetFd* f_;
     bool ok_;
   };
+
+ private:
+  NetFd(int fd, ::goro::detail::PollDesc* pd) : fd_(fd), pd_(pd) {}
 
   bool acquire();
   void release();
