@@ -36,6 +36,25 @@ void add_server_settings(goro::config::Config& cfg, ServerSettings* s) {
   cfg.add("memory_shed_percent", &s->memory_shed_percent,
           "503 new requests past this % of the cgroup memory limit; 0: never")
       .range(0, 100);
+  cfg.add("tls_cert", &s->tls_cert,
+          "HTTPS: certificate chain PEM file (with tls_key; SIGHUP reloads both)");
+  cfg.add("tls_key", &s->tls_key, "HTTPS: private key PEM file (with tls_cert)");
+}
+
+std::optional<int> check_tls_settings(std::string_view app, const ServerSettings& s) {
+  if (s.tls_cert.empty() && s.tls_key.empty()) return std::nullopt;
+  std::string why;
+  if (s.tls_cert.empty() || s.tls_key.empty()) {
+    why = "both are needed for HTTPS, or neither";
+  } else {
+    goro::tls::Config cfg;
+    cfg.certificates = {{.cert_file = s.tls_cert, .key_file = s.tls_key}};
+    goro::tls::ContextResult r = goro::tls::Context::server(cfg);
+    if (r) return std::nullopt;
+    why = r.error;
+  }
+  fmt::print(stderr, "{}: tls_cert/tls_key: {}\n", app, why);
+  return 2;
 }
 
 goro::Options runtime_options(const ServerSettings& s) {
@@ -55,6 +74,10 @@ http::ServerOptions server_options(const ServerSettings& s) {
   o.shutdown_timeout = s.shutdown_timeout;
   // goro::config range-checks ints but allows negatives; below 0 means none.
   o.max_connections = static_cast<std::size_t>(std::max(0, s.max_connections));
+  if (!s.tls_cert.empty() && !s.tls_key.empty()) {
+    o.tls.emplace();
+    o.tls->certificates = {{.cert_file = s.tls_cert, .key_file = s.tls_key}};
+  }
   return o;
 }
 
@@ -127,6 +150,7 @@ int listen_and_serve(std::string_view app, http::Server& srv,
   listening.add("app", app)
       .add("version", GORO_VERSION)
       .add("addr", srv.addr())
+      .add("tls", srv.options().tls.has_value())
       .add("maxprocs", st.maxprocs)
       .add("maxprocs_source", goro::to_string(st.maxprocs_source))
       .add("memory_limit_bytes", st.memory_limit_bytes)

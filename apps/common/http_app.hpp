@@ -41,6 +41,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,11 +71,21 @@ struct ServerSettings {
   std::string log_format = "text";
   std::string log_level = "info";
   int memory_shed_percent = 90;
+  // HTTPS when both are set: PEM files, the certificate chain (leaf first)
+  // and its key. SIGHUP reloads them.
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 // Declares the settings of ServerSettings in `cfg`, in the order above, bound
 // to `*s` (which must outlive `cfg`); addr is also read from env PORT.
 void add_server_settings(goro::config::Config& cfg, ServerSettings* s);
+
+// Checks what cannot be checked key by key: tls_cert and tls_key come
+// together and load (the files exist, parse, and the key matches). Prints
+// "<app>: tls_cert/tls_key: <why>" on stderr and returns 2 (a configuration
+// error's exit status), or nullopt when they are fine or unset.
+std::optional<int> check_tls_settings(std::string_view app, const ServerSettings& s);
 
 // The runtime's options: s.maxprocs Ps (0: resolved as Go does).
 goro::Options runtime_options(const ServerSettings& s);

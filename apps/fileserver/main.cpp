@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   cfg.add("index", &s.index, "serve index.html for directory requests (no listings either way)");
   goro_apps::add_server_settings(cfg, &s.server);
   if (auto exit_code = cfg.parse(argc, argv)) return *exit_code;
+  if (auto exit_code = goro_apps::check_tls_settings("goro-fileserver", s.server))
+    return *exit_code;
   if (s.root.empty()) {
     fmt::print(stderr, "goro-fileserver: --root DIR is required (see --help)\n");
     return 2;

@@ -117,6 +117,7 @@ int main(int argc, char** argv) {
   cfg.add("max_body_bytes", &s.max_body_bytes, "request body limit (413 beyond)");
   cfg.add("max_delay", &s.max_delay, "largest /delay?ms= accepted");
   if (auto exit_code = cfg.parse(argc, argv)) return *exit_code;
+  if (auto exit_code = goro_apps::check_tls_settings("goro-hello", s.server)) return *exit_code;
 
   return goro::run(
       [&]() -> int {

@@ -196,6 +196,8 @@ struct Conn::Impl {
   }
 
   void fill_state();
+  // A close_notify if it goes out at once (never parks).
+  void try_close_notify();
 };
 
 namespace {
@@ -372,6 +374,7 @@ void Conn::Impl::fill_state() {
 
 struct ConnAccess {
   static Conn make(std::unique_ptr<Conn::Impl> impl) { return Conn(std::move(impl)); }
+  static Conn::Impl* impl(Conn& c) { return c.impl_.get(); }
 };
 
 namespace detail {
@@ -397,21 +400,29 @@ Conn& Conn::operator=(Conn&& o) noexcept {
   return *this;
 }
 
+void Conn::Impl::try_close_notify() {
+  if (!handshake_done.load(std::memory_order_acquire) || fd == nullptr) return;
+  net::NetFd::Ref ref(fd);
+  if (!ref.ok()) return;
+  goro::detail::ThreadLockGuard lock(mu);
+  if (fatal || close_notify_sent) return;
+  close_notify_sent = true;
+  ERR_clear_error();
+  (void)SSL_shutdown(ssl);  // WANT_WRITE: the alert stays unsent
+  ERR_clear_error();
+}
+
+namespace detail {
+
+void close_notify_now(Conn& c) {
+  if (Conn::Impl* impl = ConnAccess::impl(c)) impl->try_close_notify();
+}
+
+}  // namespace detail
+
 Conn::~Conn() {
   if (!impl_ || impl_->raw != &impl_->owned || impl_->closed) return;
-  // A close_notify only if it goes out at once: a destructor does not park.
-  if (impl_->handshake_done.load(std::memory_order_acquire) && impl_->fd != nullptr) {
-    net::NetFd::Ref ref(impl_->fd);
-    if (ref.ok()) {
-      goro::detail::ThreadLockGuard lock(impl_->mu);
-      if (!impl_->fatal && !impl_->close_notify_sent) {
-        ERR_clear_error();
-        impl_->close_notify_sent = true;
-        (void)SSL_shutdown(impl_->ssl);
-        ERR_clear_error();
-      }
-    }
-  }
+  impl_->try_close_notify();  // a destructor does not park
   (void)impl_->owned.close();
 }
 

@@ -22,6 +22,8 @@ class TlsCategory final : public std::error_category {
         return "connection closed during the TLS handshake";
       case errc::no_connection:
         return "no TLS connection";
+      case errc::bad_config:
+        return "invalid TLS configuration";
     }
     return "unknown TLS error";
   }

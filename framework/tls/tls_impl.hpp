@@ -88,6 +88,10 @@ Counters& counters();
 // outlive it.
 Conn server_over(net::Conn& raw, std::shared_ptr<const Context> ctx);
 
+// Sends a close_notify if it can go out without waiting (never parks; a
+// no-op before the handshake completed, after a fatal error, or once sent).
+void close_notify_now(Conn& c);
+
 // OpenSSL's error for the current thread's queue (the earliest), or
 // `fallback` when the queue is empty.
 std::error_code openssl_error(std::error_code fallback);

@@ -62,6 +62,9 @@ enum class errc {
   handshake_eof,
   // A Conn that was default-constructed or moved from.
   no_connection,
+  // A Config a Context could not be built from (the ContextResult, or the
+  // server's log, says why).
+  bad_config,
 };
 const std::error_category& tls_category() noexcept;
 // OpenSSL's packed error codes (ERR_get_error()), message() from OpenSSL.

@@ -5,6 +5,7 @@
 #include "framework/http/server/http_metrics.hpp"
 #include "goro/http/metrics.hpp"
 #include "goro/runtime.hpp"
+#include "goro/tls.hpp"
 
 namespace goro::http {
 
@@ -94,6 +95,20 @@ std::string metrics_text() {
          m.connections_evicted.load(rl));
   metric(out, "goro_http_requests_shed_total", "counter",
          "Requests answered 503 by middleware::memory_guard.", m.requests_shed.load(rl));
+  const tls::Stats ts = tls::stats();
+  fmt::format_to(std::back_inserter(out),
+                 "# HELP goro_tls_handshakes_total Server TLS handshakes, by outcome.\n"
+                 "# TYPE goro_tls_handshakes_total counter\n"
+                 "goro_tls_handshakes_total{{result=\"full\"}} {}\n"
+                 "goro_tls_handshakes_total{{result=\"resumed\"}} {}\n"
+                 "goro_tls_handshakes_total{{result=\"failed\"}} {}\n"
+                 "# HELP goro_tls_connections_total Completed server TLS handshakes, by "
+                 "version.\n"
+                 "# TYPE goro_tls_connections_total counter\n"
+                 "goro_tls_connections_total{{version=\"TLSv1.2\"}} {}\n"
+                 "goro_tls_connections_total{{version=\"TLSv1.3\"}} {}\n",
+                 ts.handshakes_full, ts.handshakes_resumed, ts.handshakes_failed, ts.tls12,
+                 ts.tls13);
   out.append(
       "# HELP goro_http_request_duration_seconds Handler latency.\n"
       "# TYPE goro_http_request_duration_seconds histogram\n");

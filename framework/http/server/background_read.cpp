@@ -17,8 +17,13 @@ namespace {
 // in the past expires at once"); Clock::time_point{} would clear instead.
 constexpr net::Clock::time_point kLongAgo{net::Clock::duration(1)};
 
-void watch(net::Conn* conn, std::span<char> tail, CancelFunc cancel, BackgroundRead* bg) {
-  Result<std::size_t> n = conn->read(tail);
+void watch(net::Conn* conn, tls::Conn* tc, std::span<char> tail, CancelFunc cancel,
+           BackgroundRead* bg) {
+  // Over TLS the watcher reads through the TLS layer: bytes of a pipelined
+  // request are decrypted into the tail like plain ones, a close_notify or
+  // a FIN reads as the end (the handler's writes meanwhile share the SSL
+  // object safely: framework/tls/conn.cpp, "One OpenSSL call at a time").
+  Result<std::size_t> n = tc != nullptr ? tc->read(tail) : conn->read(tail);
   if (n && *n > 0) {
     bg->bytes = *n;  // the next request's first bytes: keep them
   } else if (n || n.error() != goro::errc::timeout) {
@@ -41,8 +46,8 @@ void maybe_start_background_read(Exchange& x) {
   bg.running.add(1);
   std::span<char> tail(x.rbuf.data() + x.rend, x.rbuf.size() - x.rend);
   try {
-    goro::go([conn = x.conn, tail, cancel = x.ctx_cancel, bgp = &bg] {
-      watch(conn, tail, cancel, bgp);
+    goro::go([conn = x.conn, tc = x.tls, tail, cancel = x.ctx_cancel, bgp = &bg] {
+      watch(conn, tc, tail, cancel, bgp);
     });
   } catch (const std::exception&) {
     // No memory for the watcher's stack. Watching is a courtesy: the context

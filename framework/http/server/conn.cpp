@@ -27,6 +27,7 @@
 #include "framework/http/parser/status_text.hpp"
 #include "framework/http/server/exchange.hpp"
 #include "framework/http/server/http_metrics.hpp"
+#include "framework/tls/tls_impl.hpp"
 #include "goro/detail/check.hpp"
 #include "goro/detail/park.hpp"
 #include "goro/detail/thread_lock.hpp"
@@ -385,7 +386,7 @@ Result<void> Exchange::flush_out() {
     out.clear();
     return {};
   }
-  auto n = conn->write(out);
+  auto n = tls != nullptr ? tls->write(out) : conn->write(out);
   out.clear();
   if (!n) return n.error();
   return {};
@@ -417,12 +418,14 @@ Result<std::size_t> Exchange::read_more() {
     rend += n;
     return n;
   }
-  auto n = conn->read(std::span<char>(rbuf.data() + rend, rbuf.size() - rend));
+  const std::span<char> tail(rbuf.data() + rend, rbuf.size() - rend);
+  auto n = tls != nullptr ? tls->read(tail) : conn->read(tail);
   if (n) rend += *n;
   return n;
 }
 
 Result<std::size_t> Exchange::writev(std::span<const iovec> bufs) {
+  if (tls != nullptr) return tls->writev(bufs);
   if (conn != nullptr) return conn->writev(bufs);
   std::size_t n = 0;
   for (const iovec& b : bufs) {
@@ -457,6 +460,42 @@ void drop_after_exception(Exchange& x, std::string_view what) noexcept {
   }
 }
 
+// Go's tlsHandshakeTimeout: the smallest positive of the three.
+std::chrono::nanoseconds handshake_timeout(const ServerOptions& o) {
+  std::chrono::nanoseconds t{0};
+  for (const std::chrono::nanoseconds d : {o.read_header_timeout, o.read_timeout, o.write_timeout})
+    if (d.count() > 0 && (t.count() == 0 || d < t)) t = d;
+  return t;
+}
+
+// What Go answers a plaintext request on its TLS port (server.go, conn.serve).
+constexpr std::string_view kHttpOnTlsPort =
+    "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+// A new connection's TLS handshake, under Go's deadline from the accept.
+// False: the connection is over (`linger`: it got the plaintext 400 and is
+// to be closed lingering).
+bool start_tls(ServerState& s, ConnEntry& e, tls::Conn& tc, bool& linger) {
+  const std::chrono::nanoseconds limit = handshake_timeout(s.opts);
+  if (limit.count() > 0) (void)e.conn.set_deadline(e.accepted + limit);
+  Result<void> r = tc.handshake();
+  if (r) {
+    // read_head arms the read deadline it needs; serve_one the write one.
+    (void)e.conn.set_deadline(net::Clock::time_point{});
+    return true;
+  }
+  if (r.error() == tls::errc::http_request) {
+    linger = e.conn.write(kHttpOnTlsPort).ok();
+  }
+  // A client that connects and leaves (a TCP health check) and a
+  // connection closed by the server (evicted at the cap, shut down) are
+  // not handshake errors worth a line.
+  if (r.error() != tls::errc::handshake_eof && r.error() != goro::errc::closed) {
+    s.log_tls_failure(e.conn.remote_addr().to_string(), r.error());
+  }
+  return false;
+}
+
 }  // namespace
 
 // By value: the connection goroutine owns its references to the server and
@@ -467,8 +506,16 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
   HttpMetrics& m = http_metrics();
   m.connections_open.fetch_add(1, std::memory_order_relaxed);
   bool linger_after = false;
-  {
+  // HTTPS: the handshake first, before the Exchange's buffers exist (a
+  // flood of handshakes that never finish costs their goroutines and
+  // OpenSSL's state, nothing of ours).
+  std::optional<tls::Conn> tc;
+  if (std::shared_ptr<const tls::Context> ctx = s.current_tls()) {
+    tc.emplace(tls::detail::server_over(ep->conn, std::move(ctx)));
+  }
+  if (!tc || start_tls(s, *ep, *tc, linger_after)) {
     Exchange x(&s, ep.get());
+    x.tls = tc ? &*tc : nullptr;
     bool linger = false;
     try {
       x.rbuf.resize(kInitialReadBuffer);
@@ -486,12 +533,12 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
     } catch (...) {
       drop_after_exception(x, "unknown exception");
     }
-    if (x.flush_out() && linger && !x.aborted) {
-      linger_after = true;
-    } else {
-      (void)ep->conn.close();
-    }
+    if (x.flush_out() && linger && !x.aborted) linger_after = true;
+    // Over TLS a whole exchange ends with a close_notify; a cut one
+    // (aborted) without, so the client sees the truncation.
+    if (tc && !x.aborted) tls::detail::close_notify_now(*tc);
   }
+  if (!linger_after) (void)ep->conn.close();
   // Lingers with the Exchange gone: its buffers (rbuf up to kBodyReadBuffer,
   // out, the header maps) go back now, not after up to kLingerTime. Under a
   // flood of refused uploads this is most of what a connection costs.
@@ -504,7 +551,13 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
   m.connections_open.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void reject_conn(net::Conn conn) {
+void reject_conn(net::Conn conn, bool tls) {
+  // Over HTTPS the 503 would need a handshake first, which is what the cap
+  // protects the server from: the connection is closed without a word.
+  if (tls) {
+    (void)conn.close();
+    return;
+  }
   std::string out;
   write_simple_response(out, 503, "503 Service Unavailable: too many connections", true, "", false,
                         "1");

@@ -129,6 +129,10 @@ struct Exchange {
   ServerState* s;
   ConnEntry* e;     // null in-process
   net::Conn* conn;  // null in-process: use the I/O helpers below, not conn
+  // HTTPS: the TLS layer over *conn (serve_conn's), through which the I/O
+  // helpers below move every byte; deadlines and closing stay on conn.
+  // Null for plain HTTP and in-process.
+  tls::Conn* tls = nullptr;
   std::string* recording = nullptr;
   // In-process only: bytes the client sends once the server reads for them
   // (the body of an "Expect: 100-continue" request, as a real client waits

@@ -170,6 +170,11 @@ void Request::set_read_deadline(std::chrono::steady_clock::time_point t) {
   if (Exchange* x = live()) x->body_deadline = t;
 }
 
+const tls::ConnectionState* Request::tls() const {
+  detail::Exchange* x = live();
+  return x != nullptr && x->tls != nullptr ? &x->tls->state() : nullptr;
+}
+
 std::string Request::remote_addr() const {
   const Exchange* x = live();
   return x != nullptr ? x->remote_addr() : std::string{};

@@ -366,14 +366,31 @@ namespace {
 // deadline: a client must take 4 MiB per write_timeout (70 KB/s at 60 s).
 constexpr std::uint64_t kSendfileSlice = 4 << 20;
 
-// In-process: the file's bytes are read and recorded as sendfile would send them.
-Result<std::size_t> read_into_recording(Exchange& x, fs::File& file, std::uint64_t offset,
-                                        std::uint64_t length) {
-  std::string bytes(static_cast<std::size_t>(length), '\0');
-  if (auto r = file.pread_full(std::as_writable_bytes(std::span<char>(bytes)), offset); !r)
-    return r.error();
-  x.recording->append(bytes);
-  return bytes.size();
+// Where sendfile cannot go (in-process, where the bytes are recorded; TLS,
+// where they are encrypted in user space: the kernel here has no kTLS): the
+// file is read in pieces and written through the exchange's own writer,
+// each piece under a fresh write deadline as sendfile's slices are. A read
+// error mid-body fails the response like a write error: the head is out.
+constexpr std::size_t kCopyPiece = 64 << 10;
+
+Result<void> copy_file_body(Exchange& x, fs::File& file, std::uint64_t offset,
+                            std::uint64_t length) {
+  std::string buf(static_cast<std::size_t>(std::min<std::uint64_t>(kCopyPiece, length)), '\0');
+  const auto timeout = x.s->opts.write_timeout;
+  for (std::uint64_t done = 0; done < length;) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), length - done));
+    if (auto r =
+            file.pread_full(std::as_writable_bytes(std::span<char>(buf.data(), n)), offset + done);
+        !r) {
+      return fail_writes(x, r.error());
+    }
+    if (timeout.count() > 0) x.set_write_deadline(timeout);
+    const iovec piece{buf.data(), n};
+    if (auto w = x.writev(std::span<const iovec>(&piece, 1)); !w) return fail_writes(x, w.error());
+    done += n;
+    x.written += n;
+  }
+  return {};
 }
 
 }  // namespace
@@ -387,12 +404,7 @@ Result<void> send_file_body(Exchange& x, fs::File& file, std::uint64_t offset,
   if (auto r = w.flush(); !r) return r;  // the head, after any pipelined responses before it
   if (x.declared_length && x.written + length > *x.declared_length)
     return make_error_code(errc::content_length);
-  if (x.conn == nullptr) {
-    Result<std::size_t> n = read_into_recording(x, file, offset, length);
-    if (!n) return fail_writes(x, n.error());
-    x.written += static_cast<std::size_t>(length);
-    return {};
-  }
+  if (x.conn == nullptr || x.tls != nullptr) return copy_file_body(x, file, offset, length);
   // In slices, each with a fresh write deadline: a download fails when the
   // client takes nothing for write_timeout, not when the whole file takes
   // longer than that (nginx's send_timeout; Go's WriteTimeout would cut it).

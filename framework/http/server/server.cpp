@@ -28,6 +28,8 @@
 
 #include <fmt/format.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -118,6 +120,38 @@ void ServerState::log_cap(std::size_t cap) {
       cap, evicted, refused));
 }
 
+Result<void> ServerState::load_tls(std::string_view why) {
+  if (!opts.tls || opts.tls->certificates.empty()) return make_error_code(tls::errc::bad_config);
+  tls::Config cfg = *opts.tls;
+  if (cfg.alpn.empty()) cfg.alpn = {"http/1.1"};
+  const std::shared_ptr<const tls::Context> prev = current_tls();
+  // Files are read here: off the P (a no-op on a plain thread, the signal
+  // watch's).
+  tls::ContextResult r = goro::blocking([&] { return tls::Context::server(cfg, prev); });
+  if (!r) {
+    log(prev ? fmt::format("http: tls: {} failed: {}; still serving the current certificate", why,
+                           r.error)
+             : fmt::format("http: tls: {}", r.error));
+    return make_error_code(tls::errc::bad_config);
+  }
+  {
+    goro::detail::ThreadLockGuard lock(tls_mu);
+    tls_ctx = std::move(r.context);
+  }
+  if (prev) log(fmt::format("http: tls: {}: certificate reloaded", why));
+  return {};
+}
+
+void ServerState::log_tls_failure(std::string_view remote, const std::error_code& ec) {
+  const std::uint64_t failed = tls_failed.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!once_a_second(tls_logged_ns)) return;
+  tls_failed.fetch_sub(failed, std::memory_order_relaxed);
+  log(failed > 1 ? fmt::format("http: TLS handshake error from {}: {} ({} more since the last "
+                               "report)",
+                               remote, ec.message(), failed - 1)
+                 : fmt::format("http: TLS handshake error from {}: {}", remote, ec.message()));
+}
+
 void ServerState::close_all() {
   goro::detail::ThreadLockGuard lock(conns_mu);
   for (const auto& e : conns) {
@@ -147,6 +181,10 @@ const ServerOptions& Server::options() const {
 }
 
 Result<void> Server::listen() {
+  // A bad certificate fails before the port is taken.
+  if (impl_->opts.tls && !impl_->current_tls()) {
+    if (auto r = impl_->load_tls("load"); !r) return r;
+  }
   auto ln = net::listen("tcp", impl_->opts.addr);
   if (!ln) return ln.error();
   goro::detail::ThreadLockGuard lock(impl_->listener_mu);
@@ -156,18 +194,36 @@ Result<void> Server::listen() {
   if (impl_->draining.load()) (void)impl_->listener->close();
   if (impl_->opts.handle_signals && !impl_->signals) {
     std::weak_ptr<detail::ServerState> weak = impl_;
-    impl_->signals = std::make_unique<detail::SignalWatch>([weak](int) {
-      std::shared_ptr<detail::ServerState> s = weak.lock();
-      if (!s) return;
-      // First signal: graceful (after the lame duck); a second one: now.
-      if (s->shutting_down.load()) {
-        s->begin_shutdown(std::chrono::nanoseconds{0}, std::chrono::nanoseconds{0});
-      } else {
-        s->begin_shutdown(s->opts.shutdown_timeout, s->opts.shutdown_delay);
-      }
-    });
+    const bool hangup = impl_->opts.tls.has_value();
+    impl_->signals = std::make_unique<detail::SignalWatch>(
+        [weak](int signo) {
+          std::shared_ptr<detail::ServerState> s = weak.lock();
+          if (!s) return;
+          if (signo == SIGHUP) {
+            (void)s->load_tls("SIGHUP");
+            return;
+          }
+          // First signal: graceful (after the lame duck); a second one: now.
+          if (s->shutting_down.load()) {
+            s->begin_shutdown(std::chrono::nanoseconds{0}, std::chrono::nanoseconds{0});
+          } else {
+            s->begin_shutdown(s->opts.shutdown_timeout, s->opts.shutdown_delay);
+          }
+        },
+        hangup);
   }
   return {};
+}
+
+Result<void> Server::listen_and_serve_tls(std::string cert_file, std::string key_file) {
+  if (!impl_->opts.tls) impl_->opts.tls.emplace();
+  impl_->opts.tls->certificates = {
+      {.cert_file = std::move(cert_file), .key_file = std::move(key_file)}};
+  return listen_and_serve();
+}
+
+Result<void> Server::reload_tls() {
+  return impl_->load_tls("reload");
 }
 
 std::string Server::addr() const {
@@ -235,7 +291,7 @@ void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) 
       // `conn` was moved back from entry->conn just above when `over`.
       // NOLINTNEXTLINE(bugprone-use-after-move)
       goro::go([s, c = std::move(conn)]() mutable {
-        detail::reject_conn(std::move(c));
+        detail::reject_conn(std::move(c), s->opts.tls.has_value());
         s->conns_wg.done();
       });
     } else {

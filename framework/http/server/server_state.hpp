@@ -17,9 +17,11 @@
 #include "framework/http/server/signals.hpp"
 #include "goro/chan.hpp"
 #include "goro/context.hpp"
+#include "goro/detail/thread_lock.hpp"
 #include "goro/http/server.hpp"
 #include "goro/net.hpp"
 #include "goro/sync.hpp"
+#include "goro/tls.hpp"
 
 namespace goro::http::detail {
 
@@ -141,6 +143,28 @@ struct ServerState {
   Context base_ctx;
   CancelFunc cancel_base;
 
+  // HTTPS (opts.tls): the context a new connection handshakes with; a
+  // reload replaces it whole, and connections keep the one they took (their
+  // tls::Conn holds it). Null for plain HTTP.
+  mutable std::mutex tls_mu;
+  std::shared_ptr<const tls::Context> tls_ctx;  // guarded by tls_mu
+  // Handshake failures since the last log line, and when that went out
+  // (once a second at most: a scanner or a flood of garbage must not flood
+  // the log).
+  std::atomic<std::uint64_t> tls_failed{0};
+  std::atomic<std::int64_t> tls_logged_ns{0};
+
+  std::shared_ptr<const tls::Context> current_tls() const {
+    goro::detail::ThreadLockGuard lock(tls_mu);
+    return tls_ctx;
+  }
+  // Builds a context from opts.tls (keeping the current one's ticket keys)
+  // and installs it; on failure logs why and keeps the current one.
+  Result<void> load_tls(std::string_view why);
+  // Counts a failed handshake and logs it (with the failures since the last
+  // line) at most once a second.
+  void log_tls_failure(std::string_view remote, const std::error_code& ec);
+
   void log(std::string_view line) const;
   // Starts a shutdown: in-flight requests get `timeout` after the listener
   // closes, which happens at once or, for the first shutdown with a
@@ -161,7 +185,8 @@ struct ServerState {
 
 // The connection goroutine's body (conn.cpp).
 void serve_conn(std::shared_ptr<ServerState> s, std::shared_ptr<ConnEntry> e);
-// Answers 503 + close to a connection over the cap (conn.cpp).
-void reject_conn(net::Conn conn);
+// Answers 503 + close to a connection over the cap (conn.cpp); over TLS
+// only closes it.
+void reject_conn(net::Conn conn, bool tls);
 
 }  // namespace goro::http::detail

@@ -39,10 +39,13 @@ struct SignalWatch::Impl {
   int fds[2] = {-1, -1};
   struct sigaction old_term {};
   struct sigaction old_int {};
+  struct sigaction old_hup {};
+  bool hangup = false;
   std::thread thread;
 };
 
-SignalWatch::SignalWatch(std::function<void(int)> on_signal) : impl_(std::make_unique<Impl>()) {
+SignalWatch::SignalWatch(std::function<void(int)> on_signal, bool hangup)
+    : impl_(std::make_unique<Impl>()) {
   if (::pipe2(impl_->fds, O_CLOEXEC) != 0) return;
   int expected = -1;
   if (!g_pipe_write.compare_exchange_strong(expected, impl_->fds[1])) {
@@ -57,6 +60,8 @@ SignalWatch::SignalWatch(std::function<void(int)> on_signal) : impl_(std::make_u
   sa.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &sa, &impl_->old_term);
   sigaction(SIGINT, &sa, &impl_->old_int);
+  impl_->hangup = hangup;
+  if (hangup) sigaction(SIGHUP, &sa, &impl_->old_hup);
   const int read_fd = impl_->fds[0];
   impl_->thread = std::thread([read_fd, cb = std::move(on_signal)] {
     for (;;) {
@@ -74,6 +79,7 @@ SignalWatch::~SignalWatch() {
   if (!ok_) return;
   sigaction(SIGTERM, &impl_->old_term, nullptr);
   sigaction(SIGINT, &impl_->old_int, nullptr);
+  if (impl_->hangup) sigaction(SIGHUP, &impl_->old_hup, nullptr);
   g_pipe_write.store(-1);
   const unsigned char stop = 0;
   ssize_t r = ::write(impl_->fds[1], &stop, 1);

@@ -1,5 +1,5 @@
-// SIGTERM/SIGINT -> Server::shutdown, through a self-pipe and a dedicated
-// thread (the rationale is in goro/http/server.hpp, "Signals").
+// SIGTERM/SIGINT -> Server::shutdown, SIGHUP -> Server::reload_tls, through a self-pipe and a
+// dedicated thread (the rationale is in goro/http/server.hpp, "Signals").
 #pragma once
 
 #include <functional>
@@ -9,10 +9,11 @@ namespace goro::http::detail {
 
 class SignalWatch {
  public:
-  // Installs the handlers; `on_signal` runs on the watch thread, once per
-  // signal (the first SIGTERM/SIGINT starts a graceful shutdown, a second one
-  // makes it immediate).
-  explicit SignalWatch(std::function<void(int signo)> on_signal);
+  // Installs the handlers (SIGTERM, SIGINT, and SIGHUP when `hangup`);
+  // `on_signal` runs on the watch thread, once per signal (the server: the
+  // first SIGTERM/SIGINT starts a graceful shutdown, a second one makes it
+  // immediate; SIGHUP reloads the TLS certificate).
+  explicit SignalWatch(std::function<void(int signo)> on_signal, bool hangup = false);
   // Stops the thread and restores the previous dispositions.
   ~SignalWatch();
   SignalWatch(const SignalWatch&) = delete;

@@ -46,6 +46,7 @@
 
 #include "goro/context.hpp"
 #include "goro/result.hpp"
+#include "goro/tls.hpp"
 
 namespace goro::http {
 
@@ -137,6 +138,9 @@ class Request {
 
   BodyReader& body();
   std::string remote_addr() const;  // "127.0.0.1:53412"
+  // The connection's TLS state (Go's Request.TLS): version, cipher, ALPN,
+  // SNI, resumption, the client's certificate; null for plain HTTP.
+  const tls::ConnectionState* tls() const;
   const Context& context();
   // Moves the deadline for reading this request's body (Go's
   // ResponseController.SetReadDeadline): by default the head's first byte +

@@ -40,6 +40,16 @@
 // closed and the request contexts cancelled. Then listen_and_serve() returns. readyz-style handlers
 // can ask is_shutting_down().
 //
+// HTTPS (opts.tls, or listen_and_serve_tls): each connection's TLS
+// handshake runs on its goroutine under Go's deadline, the smallest positive
+// of read_header_timeout, read_timeout and write_timeout from the accept;
+// one that fails closes that connection only (logged at most once a second
+// with a count; /metrics counts handshakes by outcome and version). A
+// plaintext HTTP request on the TLS port is answered "400 Bad Request" in
+// plaintext and closed, as Go does. Handlers see the TLS state in
+// Request::tls(). Connections close with a close_notify. The certificate
+// is reloaded by reload_tls() and, when handle_signals, on SIGHUP.
+//
 // Signals: the server installs SIGTERM/SIGINT handlers that write the signal
 // number to a self-pipe (write(2) is async-signal-safe); a small dedicated
 // thread blocks reading it and starts the shutdown, which only stores
@@ -58,11 +68,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "goro/http/handler.hpp"
 #include "goro/result.hpp"
+#include "goro/tls.hpp"
 
 namespace goro::http {
 
@@ -138,6 +150,9 @@ struct ServerOptions {
   // RejectedRequest), on the connection's goroutine: it must not block.
   // middleware::access_log_rejected() writes them as access-log lines.
   std::function<void(const RejectedRequest&)> on_rejected = {};
+  // HTTPS: set (with at least one certificate) and every connection speaks
+  // TLS (see "HTTPS"). alpn empty: {"http/1.1"}.
+  std::optional<tls::Config> tls = std::nullopt;
 };
 
 // What a server has done, for an operator's shutdown line.
@@ -157,6 +172,16 @@ class Server {
   // listen() then serve(). Returns once a graceful shutdown completed (ok),
   // or the listen error.
   Result<void> listen_and_serve();
+  // The same over TLS with this certificate chain and key (PEM files), on
+  // top of whatever else opts.tls says (Go's ListenAndServeTLS).
+  Result<void> listen_and_serve_tls(std::string cert_file, std::string key_file);
+  // Reads opts.tls's certificate and key files again and serves new
+  // connections with them; connections already open keep theirs, and
+  // session tickets keep resuming. On a bad file the error is logged
+  // (error_log) and returned, and the current certificate stays. SIGHUP
+  // does the same when handle_signals. Any goroutine or thread; the files
+  // are read inside goro::blocking on a goroutine.
+  Result<void> reload_tls();
   // Binds opts.addr; addr() is then the bound address ("127.0.0.1:41235").
   Result<void> listen();
   std::string addr() const;
