@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -100,20 +101,34 @@ class Client {
     connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
   }
   ~Client() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
     if (fd_ >= 0) ::close(fd_);
   }
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
-  Client(Client&& o) noexcept : fd_(o.fd_), connected_(o.connected_), buf_(std::move(o.buf_)) {
+  Client(Client&& o) noexcept
+      : fd_(o.fd_), connected_(o.connected_), ssl_(o.ssl_), buf_(std::move(o.buf_)) {
     o.fd_ = -1;
+    o.ssl_ = nullptr;
   }
 
   bool connected() const { return connected_; }
   int fd() const { return fd_; }
 
+  // Speaks TLS from here on (blocking OpenSSL on this socket, under the
+  // same receive timeout), as a client of `ctx` sending `server_name` as
+  // SNI; false if the handshake failed (ERR_* says why).
+  bool start_tls(SSL_CTX* ctx, const std::string& server_name = "localhost") {
+    ssl_ = SSL_new(ctx);
+    SSL_set_fd(ssl_, fd_);
+    if (!server_name.empty()) SSL_set_tlsext_host_name(ssl_, server_name.c_str());
+    return SSL_connect(ssl_) == 1;
+  }
+  SSL* ssl() const { return ssl_; }
+
   bool send(std::string_view data) {
     while (!data.empty()) {
-      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      const ssize_t n = send_some(data);
       if (n <= 0) return false;
       data.remove_prefix(static_cast<std::size_t>(n));
     }
@@ -126,7 +141,7 @@ class Client {
     buf_.clear();
     char tmp[65536];
     for (;;) {
-      ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+      ssize_t n = recv_some(tmp, sizeof tmp);
       if (n <= 0) break;
       out.append(tmp, static_cast<std::size_t>(n));
     }
@@ -137,7 +152,7 @@ class Client {
   bool closed_by_peer() {
     if (!buf_.empty()) return false;
     char c;
-    ssize_t n = ::recv(fd_, &c, 1, 0);
+    ssize_t n = recv_some(&c, 1);
     if (n == 1) buf_.push_back(c);
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
   }
@@ -227,9 +242,22 @@ class Client {
   }
 
  private:
+  // One recv(2) or SSL_read: > 0 bytes, 0 at the end, < 0 on error.
+  ssize_t recv_some(char* buf, std::size_t n) {
+    if (ssl_ == nullptr) return ::recv(fd_, buf, n, 0);
+    std::size_t got = 0;
+    if (SSL_read_ex(ssl_, buf, n, &got) == 1) return static_cast<ssize_t>(got);
+    return SSL_get_error(ssl_, 0) == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+  }
+  ssize_t send_some(std::string_view data) {
+    if (ssl_ == nullptr) return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+    std::size_t put = 0;
+    return SSL_write_ex(ssl_, data.data(), data.size(), &put) == 1 ? static_cast<ssize_t>(put) : -1;
+  }
+
   bool fill() {
     char tmp[65536];
-    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    ssize_t n = recv_some(tmp, sizeof tmp);
     if (n <= 0) return false;
     buf_.append(tmp, static_cast<std::size_t>(n));
     return true;
@@ -237,6 +265,7 @@ class Client {
 
   int fd_ = -1;
   bool connected_ = false;
+  SSL* ssl_ = nullptr;
   std::string buf_;
 };
 
