@@ -3,6 +3,8 @@
 #   - framework/http/ layers include only downwards
 #       handlers -> server -> router, parser; router and parser include
 #       neither each other nor anything above them (framework/http/CMakeLists.txt);
+#   - framework/tls includes only goro::net below it (and no netpoll/);
+#       framework/net includes nothing of framework/;
 #   - framework/ and apps/ include no scheduler internal (scheduler/): they
 #       use the public headers, and <goro/detail/*.hpp> where a public header
 #       is not enough. framework/net alone includes netpoll/netpoll.hpp: it is
@@ -28,5 +30,7 @@ offend 'framework/http/server/' 'framework/http/handlers/' 'server/ is below han
 offend 'framework/' 'scheduler/' 'a scheduler internal: use include/goro/'
 offend 'framework/http/' 'netpoll/' 'the netpoller is reached through goro::net'
 offend 'framework/fs/' 'netpoll/' 'the netpoller is reached through goro::net'
+offend 'framework/tls/' 'netpoll/|framework/(http|fs)/' 'tls sits on goro::net, below http'
+offend 'framework/net/' 'framework/(tls|http|fs)/' 'net is the bottom of framework/'
 offend 'apps/' 'scheduler/|netpoll/|framework/' 'apps use the public headers'
 exit $status
