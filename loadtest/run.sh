@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
 # The load tests in one command: installs what is missing, builds goro-hello
 # and the floor (release preset), Go net/http's peer (loadtest/peers/gohello),
-# then runs loadtest/http/bench.py: goro-hello, Go, nginx (Debian's
-# nginx-light, its own config from loadtest/peers/nginx, started on a
-# loopback port without touching the system's) and the floor, one core each,
-# wrk on the other, alternating rounds. Writes into loadtest/results/ http-DATE .md,
-# .json and .png. Extra arguments go to bench.py (--rounds, --seconds,
-# --scenarios plaintext,pipelined16,json,c1000,close, --servers, --idle,
-# --callgrind; --help lists them). Exits non-zero if a run had errors.
+# the wrk TLS shim (loadtest/http/wrk_tls.c), then runs loadtest/http/bench.py:
+# goro-hello, Go, nginx (Debian's nginx-light, its own config from
+# loadtest/peers/nginx, started on a loopback port without touching the
+# system's) and the floor, one core each, wrk on the other, alternating
+# rounds. Writes into loadtest/results/ http-DATE .md, .json and .png. Extra
+# arguments go to bench.py (--rounds, --seconds, --scenarios
+# plaintext,pipelined16,json,c1000,close,https,https-handshake, --servers,
+# --idle, --idle-tls, --callgrind; --help lists them). Exits non-zero if a
+# run had errors.
 #   bash loadtest/run.sh [bench.py arguments]
+# Builds in build/release hold /tmp/goro-build-release.lock (flock), the lock
+# every build in that tree takes, and configure only a tree not configured
+# yet (Ninja re-runs CMake itself when a CMakeLists.txt changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh --load
-cmake --preset release >/dev/null
-cmake --build --preset release --target goro-hello goro-http-floor >/dev/null
+if ! command -v openssl >/dev/null; then  # the HTTPS scenarios' certificate
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends openssl >/dev/null
+fi
+lock=/tmp/goro-build-release.lock
+[[ -f build/release/build.ninja ]] || flock "$lock" cmake --preset release >/dev/null
+flock "$lock" cmake --build --preset release --target goro-hello goro-http-floor >/dev/null
 bin=build/release/loadtest-bin
 mkdir -p "$bin"
+cc -O2 -Wall -Wextra -shared -fPIC -o "$bin/wrk_tls.so" loadtest/http/wrk_tls.c -lssl -ldl
 (cd loadtest/peers/gohello && GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$PWD/../../../build/release/go-cache" \
   go build -o "../../../$bin/gohello" .)
 ln -sf ../bin/goro-http-floor "$bin/floor"

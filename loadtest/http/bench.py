@@ -14,9 +14,23 @@ before and after the wrk run, divided by the requests wrk completed). CPU
 per request moves much less with the machine's noise than requests/s, and
 is quoted as a ratio to the floor's.
 
+HTTPS (https, https-handshake): goro, Go and nginx serve one certificate
+(ECDSA P-256, SAN DNS:localhost and IP:127.0.0.1) that the harness makes
+with the openssl CLI in the run's temporary directory; the floor does not
+speak TLS (n/a). wrk runs with loadtest/http/wrk_tls.so preloaded (built by
+run.sh), which counts wrk's full and resumed handshakes and, in
+https-handshake, drops the session wrk would otherwise offer again on each
+Connection: close reconnect (wrk reuses one SSL object per connection slot
+and SSL_clear keeps its session), so that every request pays a full
+handshake. goro's own /metrics count (full/resumed/failed) over the measured
+run is recorded beside it. These tables quote requests/s and CPU per request
+as ratios to Go's, with the per-round goro/Go ratios.
+
 Idle memory: a client opens N keep-alive connections, sends one request on
 each, reads the answer and holds them; the server's RSS (all its processes)
-after, less its RSS before, over N.
+after, less its RSS before, over N. Idle TLS memory (--idle-tls): the same
+over TLS (Python's ssl module, one full handshake each), goro, Go and nginx:
+the RSS per idle TLS connection.
 
 Instructions per request (--callgrind): goro-hello and the floor run under
 valgrind --tool=callgrind while one client sends N1, then N2 requests over
@@ -33,9 +47,11 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -50,7 +66,12 @@ SCENARIOS = {
     "json": dict(path="/json", conns=64),
     "c1000": dict(path="/plaintext", conns=1000),
     "close": dict(path="/plaintext", conns=64, close=True),
+    # HTTPS: target_vs_go is the acceptance for goro's requests/s over Go's.
+    "https": dict(path="/plaintext", conns=64, tls=True, target_vs_go=1.5),
+    "https-handshake": dict(path="/plaintext", conns=64, close=True, tls=True,
+                            full_handshake=True, target_vs_go=1.0),
 }
+TLS_SERVERS = ("goro", "go", "nginx")  # the floor does not speak TLS
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -94,6 +115,36 @@ def rss_kib(pid):
     return total
 
 
+def make_cert(tmp):
+    """The run's certificate: ECDSA P-256, self-signed, for localhost and 127.0.0.1."""
+    d = os.path.join(tmp, "tls")
+    os.makedirs(d)
+    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "7", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return dict(cert=cert, key=key)
+
+
+def client_context(tls):
+    """A client that checks the run's certificate and offers no session."""
+    ctx = ssl.create_default_context(cafile=tls["cert"])
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def open_fds(pid):
+    total = 0
+    for p in tree(pid):
+        try:
+            total += len(os.listdir(f"/proc/{p}/fd"))
+        except OSError:
+            pass
+    return total
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -115,16 +166,23 @@ def wait_listening(addr, proc, timeout=10.0):
 
 
 class Server:
-    def __init__(self, kind, bins, core, tmp, json_body=False, close=False, max_conns=None):
+    def __init__(self, kind, bins, core, tmp, json_body=False, close=False, max_conns=None,
+                 tls=None):
         self.kind = kind
+        if tls and kind not in TLS_SERVERS:
+            raise ValueError(f"{kind} does not speak TLS")
         pin = ["taskset", "-c", str(core)]
         env = dict(os.environ)
         if kind == "goro":
             cmd = [bins["goro"], "--addr", "127.0.0.1:0", "--maxprocs", "1"]
             if max_conns:
                 cmd += ["--max_connections", str(max_conns)]
+            if tls:
+                cmd += ["--tls_cert", tls["cert"], "--tls_key", tls["key"]]
         elif kind == "go":
             cmd = [bins["go"], "-addr", "127.0.0.1:0"]
+            if tls:
+                cmd += ["-tls-cert", tls["cert"], "-tls-key", tls["key"]]
             env["GOMAXPROCS"] = "1"
         elif kind == "floor":
             cmd = [bins["floor"], "json" if json_body else "plain", "close" if close else "keep"]
@@ -133,6 +191,10 @@ class Server:
             d = tempfile.mkdtemp(dir=tmp)
             with open(os.path.join(ROOT, "loadtest/peers/nginx/nginx.conf.in")) as f:
                 conf = f.read().replace("@PORT@", str(port)).replace("@DIR@", d)
+            conf = conf.replace("@SSL@", " ssl" if tls else "")
+            if tls:
+                conf = re.sub(r"^(\s*)#tls ", r"\1", conf, flags=re.M)
+                conf = conf.replace("@CERT@", tls["cert"]).replace("@KEY@", tls["key"])
             path = os.path.join(d, "nginx.conf")
             with open(path, "w") as f:
                 f.write(conf)
@@ -153,17 +215,38 @@ class Server:
             self.proc.wait()
 
 
-def run_wrk(addr, sc, secs, core):
+def run_wrk(addr, sc, secs, core, bins, tmp):
     cmd = ["taskset", "-c", str(core), "wrk", "-t1", f"-c{sc['conns']}", f"-d{secs}s", "--latency"]
     if sc.get("close"):
         cmd += ["-H", "Connection: close"]
     if sc.get("pipeline"):
         cmd += ["-s", os.path.join(ROOT, "loadtest/http/pipeline.lua")]
-    cmd.append(f"http://{addr}{sc['path']}")
+    cmd.append(f"{'https' if sc.get('tls') else 'http'}://{addr}{sc['path']}")
     if sc.get("pipeline"):
         cmd += ["--", str(sc["pipeline"]), sc["path"]]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + 60).stdout
-    return parse_wrk(out)
+    env, stats = None, None
+    if sc.get("tls"):
+        stats = os.path.join(tmp, "wrk-tls-stats")
+        if os.path.exists(stats):
+            os.unlink(stats)
+        env = dict(os.environ, LD_PRELOAD=bins["wrk_tls"], WRK_TLS_STATS=stats,
+                   WRK_TLS_FRESH="1" if sc.get("full_handshake") else "0")
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + 60, env=env).stdout
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = parse_wrk(out)
+    # wrk's own CPU over the run: near 100 % means the client, not the server, set the pace.
+    r["wrk_cpu_pct"] = ((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)) / secs * 100
+    if stats:
+        r["wrk_tls"] = {}
+        try:
+            with open(stats) as f:
+                for line in f:
+                    k, v = line.split()
+                    r["wrk_tls"][k] = int(v)
+        except OSError:
+            r["wrk_tls"] = None  # the shim did not load: LD_PRELOAD refused it
+    return r
 
 
 def to_ms(v):
@@ -195,27 +278,66 @@ def parse_wrk(out):
     return r
 
 
-def measure(kind, sc_name, args, bins, tmp):
+def goro_tls_counts(addr, tls):
+    """goro's goro_tls_handshakes_total by result, from its /metrics over TLS."""
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        with client_context(tls).wrap_socket(raw, server_hostname="localhost") as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
+            got = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+    return {m.group(1).decode(): int(m.group(2)) for m in
+            re.finditer(rb'^goro_tls_handshakes_total\{result="(\w+)"\} (\d+)', got, re.M)}
+
+
+def negotiated(addr):
+    """What an OpenSSL client with default settings (as wrk's) gets: version, suite, group."""
+    try:
+        p = subprocess.run(["openssl", "s_client", "-connect", addr, "-servername", "localhost",
+                            "-brief"], input="", capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = p.stdout + p.stderr
+    got = [m.group(1).strip() for key in ("Protocol version", "Ciphersuite", "(?:Server|Peer) Temp Key")
+           for m in [re.search(rf"^{key}: (.+)$", out, re.M)] if m]
+    return " ".join(got) or None
+
+
+def measure(kind, sc_name, args, bins, tmp, tls=None):
     sc = SCENARIOS[sc_name]
     srv = Server(kind, bins, args.server_core, tmp, json_body=sc["path"] == "/json",
-                 close=bool(sc.get("close")))
+                 close=bool(sc.get("close")), tls=tls if sc.get("tls") else None)
     try:
-        run_wrk(srv.addr, sc, 1, args.wrk_core)  # warm-up
+        run_wrk(srv.addr, sc, 1, args.wrk_core, bins, tmp)  # warm-up
+        counts = sc.get("tls") and kind == "goro"
+        c0 = goro_tls_counts(srv.addr, tls) if counts else None
         before = cpu_seconds(srv.proc.pid)
-        r = run_wrk(srv.addr, sc, args.seconds, args.wrk_core)
+        r = run_wrk(srv.addr, sc, args.seconds, args.wrk_core, bins, tmp)
         cpu = cpu_seconds(srv.proc.pid) - before
+        if counts:
+            c1 = goro_tls_counts(srv.addr, tls)
+            r["server_tls"] = {k: c1.get(k, 0) - c0.get(k, 0) for k in c1}
+            r["server_tls"]["full"] = r["server_tls"].get("full", 0) - 1  # that /metrics fetch
+        if sc.get("tls"):
+            r["negotiated"] = negotiated(srv.addr)
     finally:
         srv.stop()
     r["cpu_us"] = cpu / r["requests"] * 1e6 if r["requests"] else None
     return r
 
 
-def hold_idle(addr, n):
+def hold_idle(addr, n, ctx=None):
     host, port = addr.rsplit(":", 1)
     socks = []
     req = b"GET /plaintext HTTP/1.1\r\nHost: bench\r\n\r\n"
     for _ in range(n):
         s = socket.create_connection((host, int(port)), timeout=10)
+        if ctx:
+            s = ctx.wrap_socket(s, server_hostname="localhost")  # a full handshake each
         s.sendall(req)
         got = b""
         while not got.endswith(b"Hello, World!"):
@@ -227,28 +349,40 @@ def hold_idle(addr, n):
     return socks
 
 
-def idle_memory(kind, n, args, bins, tmp):
-    srv = Server(kind, bins, args.server_core, tmp, max_conns=2 * n)
+def idle_memory(kind, n, args, bins, tmp, tls=None):
+    srv = Server(kind, bins, args.server_core, tmp, max_conns=2 * n, tls=tls)
+    ctx = client_context(tls) if tls else None
     try:
-        for s in hold_idle(srv.addr, 1):  # warm: one request served
+        for s in hold_idle(srv.addr, 1, ctx):  # warm: one request served
             s.close()
         time.sleep(0.5)
-        before = rss_kib(srv.proc.pid)
-        socks = hold_idle(srv.addr, n)
+        before, fds = rss_kib(srv.proc.pid), open_fds(srv.proc.pid)
+        t0 = time.time()
+        socks = hold_idle(srv.addr, n, ctx)
+        secs = time.time() - t0
         time.sleep(1.0)
         after = rss_kib(srv.proc.pid)
+        # The servers close a connection idle for 120 s: count what is still open.
+        held = open_fds(srv.proc.pid) - fds
         for s in socks:
             s.close()
     finally:
         srv.stop()
-    return dict(before_kib=before, after_kib=after, per_conn_kib=(after - before) / n)
+    if held < n * 0.99:
+        print(f"warning: {kind} holds {held} of {n} idle connections (opening them took "
+              f"{secs:.0f} s)", file=sys.stderr)
+    return dict(before_kib=before, after_kib=after, per_conn_kib=(after - before) / n,
+                held=held, open_secs=round(secs, 1))
 
 
-def callgrind_ir(kind, n, bins, tmp):
+def callgrind_ir(kind, n, bins, tmp, tls=None):
+    """kind: goro, goro-tls (the same over TLS: one handshake, then n requests) or floor."""
     out = os.path.join(tmp, f"cg-{kind}-{n}.out")
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-    if kind == "goro":
+    if kind.startswith("goro"):
         cmd += [bins["goro"], "--addr", "127.0.0.1:0", "--maxprocs", "1"]
+        if kind == "goro-tls":
+            cmd += ["--tls_cert", tls["cert"], "--tls_key", tls["key"]]
     else:
         cmd += [bins["floor"], "plain", "keep"]
     # Valgrind 3.19 itself crashes when sysmon's preemption signal lands on a
@@ -259,7 +393,10 @@ def callgrind_ir(kind, n, bins, tmp):
     addr = proc.stdout.readline().strip()
     wait_listening(addr, proc, timeout=60)
     host, port = addr.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=60) as s:
+    s = socket.create_connection((host, int(port)), timeout=60)
+    if kind == "goro-tls":
+        s = client_context(tls).wrap_socket(s, server_hostname="localhost")
+    with s:
         req = b"GET /plaintext HTTP/1.1\r\nHost: bench\r\n\r\n"
         for _ in range(n):
             s.sendall(req)
@@ -269,7 +406,7 @@ def callgrind_ir(kind, n, bins, tmp):
                 if not chunk:
                     raise RuntimeError(f"{kind} under valgrind closed the connection")
                 got += chunk
-    proc.send_signal(signal.SIGTERM if kind == "goro" else signal.SIGINT)
+    proc.send_signal(signal.SIGTERM if kind.startswith("goro") else signal.SIGINT)
     try:
         proc.wait(timeout=120)
     except subprocess.TimeoutExpired:
@@ -321,6 +458,51 @@ def fmt(v, spec):
     return "—" if v is None else format(v, spec)
 
 
+def tls_table(res, sc):
+    """An HTTPS scenario's table: ratios to Go, wrk's CPU and handshake counts."""
+    med, rounds = res["median"][sc], res["rounds"][sc]
+    lines = ["| server | requests/s | p50 ms | p99 ms | CPU µs/req | rps vs Go | CPU vs Go | "
+             "wrk CPU % | handshakes full/resumed (wrk) | errors | non-2xx |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    go = med.get("go") or {}
+    for kind in SERVERS:
+        m = med.get(kind)
+        if kind not in TLS_SERVERS:
+            if kind in res["servers"]:
+                lines.append(f"| {kind} | n/a (no TLS) | | | | | | | | | |")
+            continue
+        if not m:
+            continue
+        vs_go = m["rps"] / go["rps"] if m["rps"] and go.get("rps") else None
+        cpu_vs_go = m["cpu_us"] / go["cpu_us"] if m["cpu_us"] and go.get("cpu_us") else None
+        hs = [r.get("wrk_tls") for r in rounds[kind]]
+        hs = "—" if not hs or None in hs else \
+            f"{sum(h.get('full', 0) for h in hs):,}/{sum(h.get('resumed', 0) for h in hs):,}"
+        lines.append(f"| {kind} | {fmt(m['rps'], ',.0f')} | {fmt(m['p50'], '.2f')} | "
+                     f"{fmt(m['p99'], '.2f')} | {fmt(m['cpu_us'], '.2f')} | {fmt(vs_go, '.2f')}x | "
+                     f"{fmt(cpu_vs_go, '.2f')}x | {fmt(m.get('wrk_cpu_pct'), '.0f')} | {hs} | "
+                     f"{m['errors']} | {m['non2xx']} |")
+    lines.append("")
+    if rounds.get("goro") and rounds.get("go"):
+        per = [g["rps"] / o["rps"] if o["rps"] else None for g, o in zip(rounds["goro"], rounds["go"])]
+        target = SCENARIOS[sc].get("target_vs_go")
+        mr = median(per)
+        verdict = "" if mr is None or target is None else \
+            f"; target ≥ {target:.1f}x: {'met' if mr >= target else 'NOT met'}"
+        lines.append("- goro/Go requests/s per round: " + ", ".join(fmt(x, ".2f") for x in per) +
+                     f" (median {fmt(mr, '.2f')}x{verdict})")
+    srv = [r.get("server_tls") for r in rounds.get("goro", [])]
+    if srv and None not in srv:
+        lines.append("- goro's /metrics over each measured run (full/resumed/failed): " +
+                     "; ".join(f"{c.get('full', 0):,}/{c.get('resumed', 0):,}/{c.get('failed', 0):,}"
+                               for c in srv))
+    neg = [f"{k} {rounds[k][0].get('negotiated')}" for k in TLS_SERVERS if rounds.get(k)]
+    if neg:
+        lines.append("- negotiated (openssl s_client, as wrk): " + "; ".join(neg))
+    lines.append("")
+    return lines
+
+
 def write_results(res, args, out_base):
     lines = [f"# HTTP load test, {res['date']}", "",
              f"- commit: `{res['commit']}`", f"- machine: {res['machine']}",
@@ -329,6 +511,11 @@ def write_results(res, args, out_base):
              f"{args.wrk_core}; {args.rounds} alternating rounds of {args.seconds} s after a 1 s "
              f"warm-up; medians. CPU/req: the server's utime+stime over the run / requests.",
              f"- command: `{res['command']}`", ""]
+    if res.get("tls_cert"):
+        lines[-1:-1] = [f"- HTTPS: {res['tls_cert']}; wrk with loadtest/http/wrk_tls.so "
+                        "preloaded (counts its handshakes; in https-handshake it drops the "
+                        "session wrk keeps across reconnects, so each request is a full "
+                        "handshake); the floor does not speak TLS (n/a)."]
     if res["errors"]:
         lines += ["**This run had errors** (wrk socket errors or non-2xx); see the errors column.",
                   ""]
@@ -336,6 +523,10 @@ def write_results(res, args, out_base):
         s = SCENARIOS[sc]
         desc = f"{s['conns']} connections" + (f", pipelined x{s['pipeline']}" if s.get("pipeline") else "") + \
             (", Connection: close" if s.get("close") else "") + f", GET {s['path']}"
+        if s.get("tls"):
+            desc += " over TLS" + (": a full handshake per request" if s.get("full_handshake") else "")
+            lines += [f"## {sc} ({desc})", ""] + tls_table(res, sc)
+            continue
         lines += [f"## {sc} ({desc})", "",
                   "| server | requests/s | p50 ms | p99 ms | CPU µs/req | CPU vs floor | rps vs nginx | errors | non-2xx |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -353,16 +544,26 @@ def write_results(res, args, out_base):
         lines.append("")
     if res.get("idle"):
         lines += ["## Idle keep-alive connections (RSS per connection)", "",
-                  "| server | connections | RSS before KiB | RSS after KiB | KiB per connection |",
-                  "|---|---:|---:|---:|---:|"]
+                  "| server | connections | still open | RSS before KiB | RSS after KiB | KiB per connection |",
+                  "|---|---:|---:|---:|---:|---:|"]
         for row in res["idle"]:
-            lines.append(f"| {row['server']} | {row['n']} | {row['before_kib']} | {row['after_kib']} | "
-                         f"{row['per_conn_kib']:.2f} |")
+            lines.append(f"| {row['server']} | {row['n']} | {row['held']} | {row['before_kib']} | "
+                         f"{row['after_kib']} | {row['per_conn_kib']:.2f} |")
+        lines.append("")
+    if res.get("idle_tls"):
+        lines += ["## Idle keep-alive TLS connections (RSS per idle TLS connection)", "",
+                  "Each after a full handshake (TLS 1.3, Python's ssl) and one request.", "",
+                  "| server | connections | still open | RSS before KiB | RSS after KiB | KiB per idle TLS connection |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for row in res["idle_tls"]:
+            lines.append(f"| {row['server']} | {row['n']} | {row['held']} | {row['before_kib']} | "
+                         f"{row['after_kib']} | {row['per_conn_kib']:.2f} |")
         lines.append("")
     if res.get("callgrind"):
         lines += ["## Instructions per keep-alive request (callgrind, user space)", ""]
         for kind, v in res["callgrind"].items():
-            lines.append(f"- {kind}: {v['per_request']:,.0f} instructions/request "
+            what = " (the same over TLS 1.3, Python's ssl as the client)" if kind == "goro-tls" else ""
+            lines.append(f"- {kind}{what}: {v['per_request']:,.0f} instructions/request "
                          f"(Ir {v['ir_n1']:,} at {v['n1']} requests, {v['ir_n2']:,} at {v['n2']})")
         lines.append("")
     with open(out_base + ".md", "w") as f:
@@ -407,6 +608,8 @@ def main():
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--servers", default=",".join(SERVERS))
     ap.add_argument("--idle", default="5000,10000", help="idle connection counts ('' for none)")
+    ap.add_argument("--idle-tls", default="2000,5000",
+                    help="idle TLS connection counts, goro, Go and nginx ('' for none)")
     ap.add_argument("--callgrind", default="2000,12000", help="N1,N2 ('' to skip)")
     ap.add_argument("--server-core", type=int, default=0)
     ap.add_argument("--wrk-core", type=int, default=1)
@@ -416,31 +619,57 @@ def main():
     bins = dict(goro=os.path.join(args.build, "bin/goro-hello"),
                 go=os.path.join(args.bin_dir, "gohello"),
                 floor=os.path.join(args.bin_dir, "floor"),
-                nginx=shutil.which("nginx") or "/usr/sbin/nginx")
+                nginx=shutil.which("nginx") or "/usr/sbin/nginx",
+                wrk_tls=os.path.join(args.bin_dir, "wrk_tls.so"))
     servers = [s for s in args.servers.split(",") if s]
     scenarios = [s for s in args.scenarios.split(",") if s]
+    for sc in scenarios:
+        if sc not in SCENARIOS:
+            ap.error(f"unknown scenario {sc} (known: {', '.join(SCENARIOS)})")
+    idle_tls = [int(x) for x in args.idle_tls.split(",") if x]
+    use_tls = idle_tls or any(SCENARIOS[sc].get("tls") for sc in scenarios)
+    if any(SCENARIOS[sc].get("tls") for sc in scenarios) and not os.path.exists(bins["wrk_tls"]):
+        ap.error(f"{bins['wrk_tls']} is missing (loadtest/run.sh builds it from loadtest/http/wrk_tls.c)")
+
+    def applies(sc, kind):
+        return kind in TLS_SERVERS or not SCENARIOS[sc].get("tls")
+
     date = datetime.date.today().isoformat()
     res = dict(date=date, commit=commit_line(), machine=machine_line(),
                command="loadtest/run.sh " + " ".join(sys.argv[1:]),
-               scenarios=scenarios, rounds={}, median={}, errors=False)
+               scenarios=scenarios, servers=servers, rounds={}, median={}, errors=False)
     tmp = tempfile.mkdtemp(prefix="goro-bench-")
     try:
+        tls = make_cert(tmp) if use_tls else None
+        if tls:
+            res["tls_cert"] = ("one certificate for all servers, ECDSA P-256, self-signed, "
+                               "SAN DNS:localhost, IP:127.0.0.1 (openssl req, made for this run)")
         for sc in scenarios:
-            res["rounds"][sc] = {k: [] for k in servers}
+            res["rounds"][sc] = {k: [] for k in servers if applies(sc, k)}
         for rnd in range(args.rounds):
             order = servers[rnd % len(servers):] + servers[:rnd % len(servers)]
             for sc in scenarios:
                 for kind in order:
-                    r = measure(kind, sc, args, bins, tmp)
+                    if not applies(sc, kind):
+                        continue
+                    r = measure(kind, sc, args, bins, tmp, tls)
                     res["rounds"][sc][kind].append(r)
-                    print(f"round {rnd + 1} {sc:12} {kind:6} {r['rps']:>11,.0f} req/s "
+                    extra = ""
+                    if "wrk_tls" in r:
+                        h = r["wrk_tls"] or {}
+                        extra = (f" wrk cpu {r['wrk_cpu_pct']:.0f}% handshakes full {h.get('full', '?')}"
+                                 f" resumed {h.get('resumed', '?')}")
+                    if "server_tls" in r:
+                        extra += " (goro: " + " ".join(f"{k} {v}" for k, v in r["server_tls"].items()) + ")"
+                    print(f"round {rnd + 1} {sc:15} {kind:6} {r['rps']:>11,.0f} req/s "
                           f"p99 {fmt(r['p99'], '.2f')} ms cpu {fmt(r['cpu_us'], '.2f')} us/req "
-                          f"errors {r['errors']} non2xx {r['non2xx']}", flush=True)
+                          f"errors {r['errors']} non2xx {r['non2xx']}{extra}", flush=True)
         for sc in scenarios:
             res["median"][sc] = {}
-            for kind in servers:
+            for kind in res["rounds"][sc]:
                 rs = res["rounds"][sc][kind]
-                m = {k: median([r[k] for r in rs]) for k in ("rps", "p50", "p99", "cpu_us")}
+                m = {k: median([r.get(k) for r in rs])
+                     for k in ("rps", "p50", "p99", "cpu_us", "wrk_cpu_pct")}
                 m["errors"] = sum(r["errors"] for r in rs)
                 m["non2xx"] = sum(r["non2xx"] for r in rs)
                 res["errors"] |= m["errors"] > 0 or m["non2xx"] > 0
@@ -452,11 +681,20 @@ def main():
                 row.update(server=kind, n=n)
                 res["idle"].append(row)
                 print(f"idle {n} {kind:6} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
+        res["idle_tls"] = []
+        for n in idle_tls:
+            for kind in servers:
+                if kind not in TLS_SERVERS:
+                    continue
+                row = idle_memory(kind, n, args, bins, tmp, tls)
+                row.update(server=kind, n=n)
+                res["idle_tls"].append(row)
+                print(f"idle TLS {n} {kind:6} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
         if args.callgrind and shutil.which("valgrind"):
             n1, n2 = [int(x) for x in args.callgrind.split(",")]
             res["callgrind"] = {}
-            for kind in ("goro", "floor"):
-                a, b = callgrind_ir(kind, n1, bins, tmp), callgrind_ir(kind, n2, bins, tmp)
+            for kind in ("goro", "floor") + (("goro-tls",) if tls else ()):
+                a, b = callgrind_ir(kind, n1, bins, tmp, tls), callgrind_ir(kind, n2, bins, tmp, tls)
                 res["callgrind"][kind] = dict(n1=n1, n2=n2, ir_n1=a, ir_n2=b,
                                               per_request=(b - a) / (n2 - n1))
                 print(f"callgrind {kind}: {(b - a) / (n2 - n1):,.0f} instructions/request", flush=True)
