@@ -491,6 +491,14 @@ def tls_table(res, sc):
             f"; target ≥ {target:.1f}x: {'met' if mr >= target else 'NOT met'}"
         lines.append("- goro/Go requests/s per round: " + ", ".join(fmt(x, ".2f") for x in per) +
                      f" (median {fmt(mr, '.2f')}x{verdict})")
+        cap = [o["cpu_us"] / g["cpu_us"] if g.get("cpu_us") and o.get("cpu_us") else None
+               for g, o in zip(rounds["goro"], rounds["go"])]
+        lines.append("- goro/Go requests per server CPU-second (Go's CPU/req over goro's) per round: " +
+                     ", ".join(fmt(x, ".2f") for x in cap) + f" (median {fmt(median(cap), '.2f')}x)")
+    busy = [k for k in TLS_SERVERS if (med.get(k) or {}).get("wrk_cpu_pct") and med[k]["wrk_cpu_pct"] >= 85]
+    if busy:
+        lines.append(f"- **wrk used ≥ 85 % of its core against {', '.join(busy)}**: the client, not "
+                     "the server, may have set requests/s there; compare CPU per request instead.")
     srv = [r.get("server_tls") for r in rounds.get("goro", [])]
     if srv and None not in srv:
         lines.append("- goro's /metrics over each measured run (full/resumed/failed): " +
