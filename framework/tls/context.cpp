@@ -288,7 +288,11 @@ int on_ticket_key(SSL* ssl, unsigned char key_name[16], unsigned char* iv, EVP_C
   if (!impl->tickets->find(key_name, &k, &is_current)) return 0;  // unknown: full handshake
   if (!set_ticket_mac(hctx, k)) return -1;
   if (EVP_DecryptInit_ex(ectx, ticket_cipher(), nullptr, k.aes.data(), iv) != 1) return -1;
-  return is_current ? 1 : 2;  // 2: renew the ticket under the current key
+  // 2: issue a new ticket. Under an older key, always; in TLS 1.3, after
+  // every resumption: OpenSSL's clients use a TLS 1.3 session once, so
+  // without a fresh ticket every other connection would be a full
+  // handshake (Go's and nginx's servers send one each time too).
+  return is_current && SSL_version(ssl) != TLS1_3_VERSION ? 1 : 2;
 }
 
 // The wire form of an ALPN list, or an error for a bad name.
