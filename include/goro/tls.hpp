@@ -85,10 +85,10 @@ std::string_view to_string(Version v);  // "TLSv1.2", "TLSv1.3"
 
 // A certificate chain and its private key, from files or from PEM text.
 struct Certificate {
-  std::string cert_file;  // PEM: the leaf first, then its intermediates
-  std::string key_file;   // PEM private key (RSA, EC, Ed25519), unencrypted
-  std::string cert_pem;   // instead of cert_file: the PEM text itself
-  std::string key_pem;    // instead of key_file
+  std::string cert_file = {};  // PEM: the leaf first, then its intermediates
+  std::string key_file = {};   // PEM private key (RSA, EC, Ed25519), unencrypted
+  std::string cert_pem = {};   // instead of cert_file: the PEM text itself
+  std::string key_pem = {};    // instead of key_file
 };
 
 enum class ClientAuth : std::uint8_t {
@@ -105,7 +105,7 @@ struct Config {
   // common name; "*.example.com" matches one label), the first one when
   // nothing matches or no SNI was sent (as Go). Client: at most one, sent
   // when the server asks for a client certificate.
-  std::vector<Certificate> certificates;
+  std::vector<Certificate> certificates = {};
   // Both: the versions spoken. Nothing older than TLS 1.2 is ever offered
   // or accepted.
   Version min_version = Version::tls12;
@@ -114,12 +114,12 @@ struct Config {
   // ECDHE key exchange with AES-GCM or ChaCha20-Poly1305 only (forward
   // secrecy and AEAD, Mozilla's "intermediate" list). TLS 1.3's suites are
   // OpenSSL's defaults, all AEAD.
-  std::string ciphers_tls12;
+  std::string ciphers_tls12 = {};
   // Both: application protocols (ALPN), most preferred first. Server: the
   // first of these the client offers is chosen; a client that offers ALPN
   // but none of these is refused (no_application_protocol alert, as Go
   // since 1.17); a client that offers none proceeds without. Client: offered.
-  std::vector<std::string> alpn;
+  std::vector<std::string> alpn = {};
 
   // Server: session resumption. TLS 1.3 and 1.2 session tickets, encrypted
   // with keys that rotate every ticket_key_rotation (a ticket keeps
@@ -133,13 +133,13 @@ struct Config {
   // Server: client certificates (mutual TLS), verified against the CA
   // certificates in client_ca_file or client_ca_pem.
   ClientAuth client_auth = ClientAuth::none;
-  std::string client_ca_file;
-  std::string client_ca_pem;
+  std::string client_ca_file = {};
+  std::string client_ca_pem = {};
 
   // Client: the trust anchors for the server's certificate (PEM); both
   // empty: the system's store (/etc/ssl/certs).
-  std::string ca_file;
-  std::string ca_pem;
+  std::string ca_file = {};
+  std::string ca_pem = {};
   // Client: accept any certificate and any name. For tests only.
   bool insecure_skip_verify = false;
 };

@@ -1,21 +1,27 @@
 // A small outside service, written from the README and the public headers:
-// a config setting, a JSON route on goro::http, a request to itself over
-// loopback, and a goroutine fan-in. check.sh builds it with -Wall -Wextra
-// -Werror against goro both through add_subdirectory and through an
-// installed find_package(goro), and compares the last line it prints.
+// a config setting, a JSON route on goro::http served over HTTPS (the
+// certificate files check.sh made with the openssl CLI), a request to
+// itself over loopback through goro::tls::dial, and a goroutine fan-in.
+// check.sh builds it with -Wall -Wextra -Werror against goro both through
+// add_subdirectory and through an installed find_package(goro), and
+// compares the last line it prints.
 #include <goro/config.hpp>
 #include <goro/goro.hpp>
 #include <goro/http.hpp>
 #include <goro/http/json.hpp>
 #include <goro/net.hpp>
+#include <goro/tls.hpp>
 
 #include <cstdio>
 #include <string>
 
 int main(int argc, char** argv) {
   std::string greeting = "hello";
+  std::string cert, key;
   goro::config::Config cfg("consumer", "goro's outside-project check.");
   cfg.add("greeting", &greeting, "what the JSON route says");
+  cfg.add("cert", &cert, "certificate PEM file (self-signed, CN localhost)");
+  cfg.add("key", &key, "its key");
   if (auto exit_code = cfg.parse(argc, argv)) return *exit_code;
 
   return goro::run([&] {
@@ -26,13 +32,18 @@ int main(int argc, char** argv) {
     goro::http::ServerOptions opts;
     opts.addr = "127.0.0.1:0";
     opts.handle_signals = false;
+    opts.tls = goro::tls::Config{.certificates = {{.cert_file = cert, .key_file = key}}};
     goro::http::Server srv(opts, r);
     if (!srv.listen()) return 1;
     goro::WaitGroup served;
     served.go([&] { (void)srv.serve(); });
 
     std::string reply;
-    if (auto c = goro::net::dial("tcp", srv.addr())) {
+    // The certificate is its own CA; the name verified is "localhost".
+    auto client = goro::tls::Context::client({.ca_file = cert});
+    if (!client) return 1;
+    const std::string port = srv.addr().substr(srv.addr().rfind(':'));
+    if (auto c = goro::tls::dial("tcp", "localhost" + port, client.context)) {
       (void)c->write("GET /greet/gopher HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
       char buf[4096];
       for (;;) {
