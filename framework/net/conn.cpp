@@ -118,6 +118,7 @@ Addr Conn::local_addr() const {
 
 Addr Conn::remote_addr() const {
   if (!fd_) return {};
+  if (!fd_->peer().empty()) return fd_->peer();  // accept's or dial's: no syscall
   sockaddr_storage ss;
   socklen_t len = sizeof ss;
   if (getpeername(fd_->sysfd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};

@@ -99,6 +99,7 @@ Result<Conn> dial_one(const Addr& a, std::int64_t deadline, Race* race, int side
     race->inflight[side] = nullptr;
   }
   if (!r) return r.error();
+  (*nfd)->set_peer(a);
   return Conn(std::move(*nfd));
 }
 

@@ -116,7 +116,8 @@ Result<Conn> Listener::accept() {
   if (!fd_) return errc::closed;
   std::chrono::milliseconds backoff{0};
   for (;;) {
-    auto c = fd_->accept(nullptr);
+    Addr peer;
+    auto c = fd_->accept(&peer);
     if (!c) {
       if (!is_resource_exhaustion(c.error())) return c.error();
       if (backoff.count() == 0) {
@@ -136,6 +137,7 @@ Result<Conn> Listener::accept() {
     if (tcp_) set_nodelay(*c);
     auto nfd = NetFd::open(*c);
     if (!nfd) continue;  // could not register (closed by open); the peer sees a reset
+    (*nfd)->set_peer(peer);
     return Conn(std::move(*nfd));
   }
 }

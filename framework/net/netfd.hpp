@@ -52,6 +52,12 @@ class NetFd {
   NetFd& operator=(const NetFd&) = delete;
 
   int sysfd() const { return fd_; }
+  // The peer's address as accept(2) or the dial reported it (empty when
+  // neither did). Set once, before the descriptor is shared; read-only
+  // after, so any goroutine may read it. It outlives a reset, which
+  // getpeername(2) does not.
+  const Addr& peer() const { return peer_; }
+  void set_peer(const Addr& a) { peer_ = a; }
 
   Result<std::size_t> read(void* buf, std::size_t n);
   Result<std::size_t> write_all(const void* buf, std::size_t n);
@@ -121,6 +127,7 @@ class NetFd {
   // Owned by the (single) reading goroutine; see "The read fast path".
   bool read_drained_ = false;
   bool accept_drained_ = false;
+  Addr peer_;
 };
 
 }  // namespace goro::net

@@ -172,6 +172,32 @@ TEST(NetConn, PeerResetIsReportedNotFatal) {
   EXPECT_EQ(goro_test::count_fds(), fds_before);
 }
 
+TEST(NetConn, AddressesAreKeptPastAReset) {
+  // The accepted side's remote address is accept(2)'s, the dialer's is the
+  // address it dialed: both still read after the peer reset the connection
+  // (getpeername(2) fails then; an access log line must not lose it).
+  goro::run(
+      [] {
+        auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+        ASSERT_TRUE(ln);
+        auto c = goro::net::dial("tcp", ln->addr().to_string());
+        ASSERT_TRUE(c);
+        auto s = ln->accept();
+        ASSERT_TRUE(s);
+        EXPECT_EQ(s->remote_addr().to_string(), c->local_addr().to_string());
+        EXPECT_EQ(c->remote_addr().to_string(), ln->addr().to_string());
+        linger lg{1, 0};
+        setsockopt(c->native_handle(), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        const std::string client = c->local_addr().to_string();
+        (void)c->close();
+        char buf[8];
+        auto n = s->read(std::span<char>(buf));  // the RST
+        EXPECT_FALSE(n);
+        EXPECT_EQ(s->remote_addr().to_string(), client);
+      },
+      kOpts);
+}
+
 // A connection to a server goroutine that accepts and then only waits.
 template <class F>
 void with_silent_peer(F body) {

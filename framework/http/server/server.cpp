@@ -329,17 +329,17 @@ void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& l
       continue;
     }
     m.connections_total.fetch_add(1, std::memory_order_relaxed);
-    std::string remote;
+    // Kept for the log line below: start_conn moves the connection away.
+    const net::Addr remote = c->remote_addr();
     try {
-      remote = c->remote_addr().to_string();
       start_conn(s, *c);
       backoff = std::chrono::milliseconds{0};
     } catch (const std::exception& e) {
       (void)c->close();
       backoff = next_backoff(backoff);
       try {
-        s->log(fmt::format("http: dropping connection from {}: {}; accepting again in {}ms", remote,
-                           e.what(), backoff.count()));
+        s->log(fmt::format("http: dropping connection from {}: {}; accepting again in {}ms",
+                           remote.to_string(), e.what(), backoff.count()));
       } catch (...) {
         // Out of memory for the log line too: drop it, keep serving.
       }
