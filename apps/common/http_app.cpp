@@ -126,6 +126,7 @@ http::Handler with_middleware(http::Handler handler, const ServerSettings& s, Ob
   // Built inside out: chain(h, {a, b}) == a(b(h)), so the last applied is
   // the first to see a request.
   handler = http::middleware::recover(log->sink(), log->format())(std::move(handler));
+  if (!s.tls_cert.empty()) handler = http::middleware::security_headers()(std::move(handler));
   if (s.memory_shed_percent > 0) {
     handler = http::middleware::memory_guard({.fraction = memory_shed_fraction(s),
                                               .exempt = std::move(o.shed_exempt),

@@ -113,6 +113,7 @@ struct Observability {
 // `handler` inside the apps' middleware, outermost first: request_id (if
 // asked and access_log), access_log (if access_log and log_level allows
 // info), metrics (if asked), memory_guard (if memory_shed_percent > 0),
+// security_headers (when serving HTTPS: HSTS, nosniff, X-Frame-Options),
 // recover. All of them log through `log`.
 goro::http::Handler with_middleware(goro::http::Handler handler, const ServerSettings& s,
                                     Observability o,

@@ -85,6 +85,10 @@ TEST(HttpsHello, CurlOverTls12And13WithAlpn) {
                                   (std::string(v) == "--tlsv1.3" ? "TLSv1.3" : "TLSv1.2")))
         << out;
   }
+  // Over HTTPS the apps add HSTS and the OWASP headers (security_headers).
+  const std::string head = run(curl + "-s -D - -o /dev/null " + h.url("/plaintext"));
+  EXPECT_TRUE(contains(head, "Strict-Transport-Security: max-age=63072000")) << head;
+  EXPECT_TRUE(contains(head, "X-Content-Type-Options: nosniff")) << head;
   // A 5 MiB upload echoed back over TLS.
   EXPECT_EQ(run("head -c 5242880 /dev/zero | " + curl + "--data-binary @- " + h.url("/echo") +
                 " | wc -c"),

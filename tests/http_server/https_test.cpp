@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "goro/http/file_server.hpp"
+#include "goro/http/middleware.hpp"
 #include "tests/http_server/test_util.hpp"
 #include "tests/tls/test_pki.hpp"
 
@@ -132,6 +133,29 @@ TEST(Https, KeepAlivePipeliningAndTlsState) {
     for (int i = 0; i < 5; ++i)
       EXPECT_EQ(c.read_response().status, 200) << i;
   }
+}
+
+TEST(Https, SecurityHeadersAndHstsOnlyOverTls) {
+  http::Handler h = http::middleware::security_headers()(describe);
+  Client::Response r;
+  {
+    TestServer tls_srv(h, tls_options());
+    CtxPtr ctx = client_ctx();
+    Client c(tls_srv.port());
+    ASSERT_TRUE(c.start_tls(ctx.get()));
+    ASSERT_TRUE(c.send(get_request("/")));
+    r = c.read_response();
+    EXPECT_EQ(r.header("strict-transport-security"), "max-age=63072000");
+    EXPECT_EQ(r.header("x-content-type-options"), "nosniff");
+    EXPECT_EQ(r.header("x-frame-options"), "DENY");
+  }
+  TestServer plain(h);  // one runtime per process: after the first has stopped
+  Client p(plain.port());
+  ASSERT_TRUE(p.send(get_request("/")));
+  r = p.read_response();
+  EXPECT_EQ(r.body, "plain");
+  EXPECT_EQ(r.header("strict-transport-security"), "");  // RFC 6797: never over plain HTTP
+  EXPECT_EQ(r.header("x-content-type-options"), "nosniff");
 }
 
 TEST(Https, BodiesBothWaysAndChunked) {

@@ -361,6 +361,24 @@ Middleware request_id() {
   };
 }
 
+Middleware security_headers(SecurityHeadersOptions opts) {
+  std::string hsts;
+  if (opts.hsts_max_age.count() > 0) {
+    hsts = fmt::format("max-age={}{}", opts.hsts_max_age.count(),
+                       opts.hsts_include_subdomains ? "; includeSubDomains" : "");
+  }
+  return [hsts = std::move(hsts), nosniff = opts.nosniff,
+          frame = std::move(opts.frame_options)](Handler next) -> Handler {
+    return [next = std::move(next), hsts, nosniff, frame](Request& req, ResponseWriter& w) {
+      Header& h = w.header();
+      if (!hsts.empty() && req.tls() != nullptr) h.set("Strict-Transport-Security", hsts);
+      if (nosniff) h.set("X-Content-Type-Options", "nosniff");
+      if (!frame.empty()) h.set("X-Frame-Options", frame);
+      next(req, w);
+    };
+  };
+}
+
 Middleware metrics() {
   return [](Handler next) -> Handler {
     return [next = std::move(next)](Request& req, ResponseWriter& w) {

@@ -54,6 +54,22 @@ Middleware recover(const std::shared_ptr<LogSink>& sink = nullptr,
 // echoes it in the response's X-Request-Id.
 Middleware request_id();
 
+struct SecurityHeadersOptions {
+  // Strict-Transport-Security's max-age, sent only on responses over TLS
+  // (RFC 6797: a browser ignores it over plain HTTP); 0: not sent. Two
+  // years, as hstspreload.org asks.
+  std::chrono::seconds hsts_max_age = std::chrono::hours(24 * 730);
+  bool hsts_include_subdomains = false;
+  // X-Content-Type-Options: nosniff (no MIME sniffing of responses).
+  bool nosniff = true;
+  // X-Frame-Options; empty: not sent. DENY: no page may frame these
+  // responses (an API's answer never needs framing).
+  std::string frame_options = "DENY";
+};
+// Sets the response headers security scanners and browsers look for (OWASP's
+// for an API) before the handler runs; a handler may still change them.
+// goro-hello and goro-fileserver use it when they serve HTTPS.
+Middleware security_headers(SecurityHeadersOptions opts = {});
 // Records each request in the process's HTTP metrics (goro/http/metrics.hpp):
 // count by status class and the latency histogram.
 Middleware metrics();
