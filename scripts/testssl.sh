@@ -45,16 +45,14 @@
 # and 2 when the scan itself could not run (no binary, no testssl, ...) or
 # is void because goro-hello was gone before it ended (the verdict is still
 # written: every check after that point fails to connect). That happened
-# twice while this script was written: goro-hello stopped in the middle of
-# the scan (the time its log was kept, it had logged "shutting down" and
-# exited 0: a SIGTERM/SIGINT from something else on this shared machine, not
-# from testssl, which left two later full scans alone); just run it again.
+# twice while this script was written: another engineer's `pkill goro-hello`
+# on the same machine stopped the scanned server; just run it again.
 #
-# The default run includes the HTTP header checks (-h), and testssl 3.0 rates
-# a response carrying none of the security headers (X-Frame-Options,
-# X-Content-Type-Options, Content-Security-Policy, ...) MEDIUM
-# ("security_headers: --"): an application-level finding, not a TLS one, but
-# it fails the verdict for as long as goro-hello sends none of them.
+# The default run includes the HTTP header checks (-h): testssl 3.0 rates a
+# response carrying none of the security headers MEDIUM
+# ("security_headers"). goro-hello sends X-Content-Type-Options,
+# X-Frame-Options and Strict-Transport-Security when it serves HTTPS
+# (http::middleware::security_headers).
 #
 # ARTEFACTS: findings caused by the throwaway test certificate, not by the
 # server's TLS configuration; each is ignored only with exactly this id,
