@@ -50,9 +50,9 @@
 #
 # The default run includes the HTTP header checks (-h): testssl 3.0 rates a
 # response carrying none of the security headers MEDIUM
-# ("security_headers"). goro-hello sends X-Content-Type-Options,
-# X-Frame-Options and Strict-Transport-Security when it serves HTTPS
-# (http::middleware::security_headers).
+# ("security_headers"), so goro-hello runs with --security_headers
+# (X-Content-Type-Options, X-Frame-Options, Strict-Transport-Security:
+# http::middleware::security_headers), as a deployment behind no proxy would.
 #
 # ARTEFACTS: findings caused by the throwaway test certificate, not by the
 # server's TLS configuration; each is ignored only with exactly this id,
@@ -111,7 +111,7 @@ openssl verify -purpose sslserver -CAfile "$tmp/ca.pem" "$tmp/cert.pem" >/dev/nu
 
 # 2. goro-hello. Its stdout goes to a file (a pipe nobody drained would
 # block its logging); the first line is the bound address.
-"$bin" --addr 127.0.0.1:0 --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem" \
+"$bin" --addr 127.0.0.1:0 --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem" --security_headers \
   >"$tmp/server.out" 2>"$tmp/server.err" &
 server_pid=$!
 addr=

@@ -39,6 +39,8 @@ void add_server_settings(goro::config::Config& cfg, ServerSettings* s) {
   cfg.add("tls_cert", &s->tls_cert,
           "HTTPS: certificate chain PEM file (with tls_key; SIGHUP reloads both)");
   cfg.add("tls_key", &s->tls_key, "HTTPS: private key PEM file (with tls_cert)");
+  cfg.add("security_headers", &s->security_headers,
+          "send Strict-Transport-Security (over HTTPS), X-Content-Type-Options, X-Frame-Options");
 }
 
 std::optional<int> check_tls_settings(std::string_view app, const ServerSettings& s) {
@@ -126,7 +128,7 @@ http::Handler with_middleware(http::Handler handler, const ServerSettings& s, Ob
   // Built inside out: chain(h, {a, b}) == a(b(h)), so the last applied is
   // the first to see a request.
   handler = http::middleware::recover(log->sink(), log->format())(std::move(handler));
-  if (!s.tls_cert.empty()) handler = http::middleware::security_headers()(std::move(handler));
+  if (s.security_headers) handler = http::middleware::security_headers()(std::move(handler));
   if (s.memory_shed_percent > 0) {
     handler = http::middleware::memory_guard({.fraction = memory_shed_fraction(s),
                                               .exempt = std::move(o.shed_exempt),

@@ -69,6 +69,8 @@ constexpr int kWrite = 2;
 constexpr std::size_t kGatherLimit = 64 << 10;
 constexpr auto kCloseNotifyTimeout = std::chrono::seconds(5);
 constexpr std::size_t kYieldEvery = 256 << 10;
+// What a call's function returns for "WANT_READ" without calling OpenSSL.
+constexpr int kWouldBlock = -1000;
 
 }  // namespace
 
@@ -138,6 +140,10 @@ struct Conn::Impl {
     last_errno = 0;
     Step s;
     s.ret = f();
+    if (s.ret == kWouldBlock) {
+      s.err = SSL_ERROR_WANT_READ;
+      return s;
+    }
     if (s.ret <= 0) {
       s.err = SSL_get_error(ssl, s.ret);
       if (s.err == SSL_ERROR_SSL || s.err == SSL_ERROR_SYSCALL) {
@@ -151,15 +157,6 @@ struct Conn::Impl {
       ERR_clear_error();
     }
     return s;
-  }
-
-  // True when a read can only park: the socket was drained (a short read
-  // or EAGAIN since the last wait) and OpenSSL holds no byte, decrypted or
-  // not. The read then waits first instead of making an SSL_read that
-  // would only say WANT_READ.
-  bool read_would_block() {
-    goro::detail::ThreadLockGuard lock(mu);
-    return read_drained && SSL_has_pending(ssl) == 0;
   }
 
   // Parks until the socket is ready in `dir` (see "Parking").
@@ -534,11 +531,14 @@ Result<std::size_t> Conn::read(std::span<char> buf) {
   if (buf.empty()) return std::size_t{0};
   // Deadlines and close win over buffered data, as net::Conn's.
   if (std::error_code ec = c->fd->check(kRead)) return ec;
-  if (c->read_would_block()) {
-    if (std::error_code ec = c->wait(kRead)) return ec;
-  }
   std::size_t n = 0;
-  const Impl::Step s = c->drive([&] { return SSL_read_ex(c->ssl, buf.data(), buf.size(), &n); });
+  const Impl::Step s = c->drive([&] {
+    // The socket was drained (a short read or EAGAIN since the last wait)
+    // and OpenSSL holds no byte, decrypted or not: an SSL_read could only
+    // say WANT_READ, so the read parks without making it.
+    if (c->read_drained && SSL_has_pending(c->ssl) == 0) return kWouldBlock;
+    return SSL_read_ex(c->ssl, buf.data(), buf.size(), &n);
+  });
   if (s.ret == 1) {
     c->count_and_yield(c->read_since_yield, n);
     return n;

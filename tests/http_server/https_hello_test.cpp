@@ -73,7 +73,7 @@ const std::string kGetClose =
     "GET /plaintext HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n";
 
 TEST(HttpsHello, CurlOverTls12And13WithAlpn) {
-  HelloTls h;
+  HelloTls h({"--security_headers"});
   ASSERT_GT(h.port, 0);
   const std::string curl = "curl -sS --cacert " + files().f("ca.pem") + " ";
   EXPECT_EQ(run(curl + "-o - -w ' %{http_code}' " + h.url("/plaintext")), "Hello, World! 200");
@@ -85,7 +85,7 @@ TEST(HttpsHello, CurlOverTls12And13WithAlpn) {
                                   (std::string(v) == "--tlsv1.3" ? "TLSv1.3" : "TLSv1.2")))
         << out;
   }
-  // Over HTTPS the apps add HSTS and the OWASP headers (security_headers).
+  // --security_headers: HSTS and the OWASP headers.
   const std::string head = run(curl + "-s -D - -o /dev/null " + h.url("/plaintext"));
   EXPECT_TRUE(contains(head, "Strict-Transport-Security: max-age=63072000")) << head;
   EXPECT_TRUE(contains(head, "X-Content-Type-Options: nosniff")) << head;
