@@ -35,6 +35,24 @@ bool canonicalize_header_key(std::string& name) noexcept {
   return true;
 }
 
+bool canonical_header_key_into(std::string_view name, std::string& out) {
+  if (name.empty()) return false;
+  out.resize(name.size());
+  bool upper = true;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (!kTokenByte[static_cast<unsigned char>(c)]) return false;
+    if (upper && c >= 'a' && c <= 'z') {
+      c = static_cast<char>(c - 'a' + 'A');
+    } else if (!upper && c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+    out[i] = c;
+    upper = c == '-';
+  }
+  return true;
+}
+
 std::string canonical_header_key(std::string_view name) {
   std::string key(name);
   canonicalize_header_key(key);

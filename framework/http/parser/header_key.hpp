@@ -19,5 +19,8 @@ std::string canonical_header_key(std::string_view name);
 
 // The same, in place; returns false (and leaves `name` alone) for a non-token.
 bool canonicalize_header_key(std::string& name) noexcept;
+// Writes the canonical form of `name` into `out` (reusing its capacity) in
+// one pass; false, and `out` unspecified, when `name` is not a token.
+bool canonical_header_key_into(std::string_view name, std::string& out);
 
 }  // namespace goro::http::detail

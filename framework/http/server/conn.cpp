@@ -351,6 +351,7 @@ void Exchange::release_buffers() {
   parser.release_buffers(kKeepParserBytes);
   if (out.empty() && out.capacity() > kOutFlushThreshold) std::string().swap(out);
   if (body_buf.capacity() > kBufferBeforeChunking) std::string().swap(body_buf);
+  header.trim(kKeepParserBytes);
 }
 
 void Exchange::reset_request() {

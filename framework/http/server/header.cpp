@@ -1,21 +1,14 @@
-// goro::http::Header: response and request header fields, names compared
+// goro::http::Header: a flat list of fields; names matched
 // case-insensitively and stored canonical (Go's CanonicalHeaderKey).
 #include "goro/http/header.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "framework/http/parser/header_key.hpp"
 #include "framework/http/parser/header_list.hpp"
 
 namespace goro::http {
-
-namespace {
-
-bool has_line_break(std::string_view v) {
-  return v.find_first_of("\r\n") != std::string_view::npos;
-}
-
-}  // namespace
 
 void Header::set(std::string_view name, std::string_view value) {
   del(name);
@@ -23,34 +16,57 @@ void Header::set(std::string_view name, std::string_view value) {
 }
 
 void Header::add(std::string_view name, std::string_view value) {
-  if (has_line_break(value)) return;
-  std::string key(name);
-  if (!detail::canonicalize_header_key(key)) return;  // not a token
-  std::string v(value);
-  if (v.find('\0') != std::string::npos) std::erase(v, '\0');
-  fields_.push_back({std::move(key), std::move(v)});
+  // One pass for what makes a value unsendable or unwanted.
+  bool nul = false;
+  for (const char c : value) {
+    if (c == '\r' || c == '\n') return;  // would split the response
+    nul |= c == '\0';
+  }
+  if (size_ == fields_.size()) fields_.emplace_back();
+  Field& f = fields_[size_];  // a kept field: its strings' capacity is reused
+  if (!detail::canonical_header_key_into(name, f.name)) return;  // not a token
+  f.value.assign(value);
+  if (nul) std::erase(f.value, '\0');
+  ++size_;
 }
 
 void Header::del(std::string_view name) {
-  std::erase_if(fields_, [&](const Field& f) { return detail::equal_fold(f.name, name); });
+  // Compacts [0, size_) in place; a removed field moves past size_ with its
+  // strings, kept for reuse.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (detail::equal_fold(fields_[i].name, name)) continue;
+    if (kept != i) std::swap(fields_[kept], fields_[i]);
+    ++kept;
+  }
+  size_ = kept;
+}
+
+void Header::trim(std::size_t max_kept_bytes) {
+  std::size_t kept = 0;
+  for (std::size_t i = size_; i < fields_.size(); ++i)
+    kept += fields_[i].name.capacity() + fields_[i].value.capacity() + sizeof(Field);
+  if (kept <= max_kept_bytes) return;
+  fields_.resize(size_);
+  fields_.shrink_to_fit();
 }
 
 std::string_view Header::get(std::string_view name) const {
-  for (const Field& f : fields_) {
-    if (detail::equal_fold(f.name, name)) return f.value;
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (detail::equal_fold(fields_[i].name, name)) return fields_[i].value;
   }
   return {};
 }
 
 bool Header::has(std::string_view name) const {
-  return std::any_of(fields_.begin(), fields_.end(),
+  return std::any_of(begin(), end(),
                      [&](const Field& f) { return detail::equal_fold(f.name, name); });
 }
 
 std::vector<std::string_view> Header::values(std::string_view name) const {
   std::vector<std::string_view> out;
-  for (const Field& f : fields_) {
-    if (detail::equal_fold(f.name, name)) out.push_back(f.value);
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (detail::equal_fold(fields_[i].name, name)) out.push_back(fields_[i].value);
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include "framework/http/parser/header_list.hpp"
@@ -42,6 +43,10 @@ bool body_allowed(int status) {
 }
 
 void append_status_line(std::string& out, bool http10, int status) {
+  if (status == 200) {  // nearly every response: one append
+    out.append(http10 ? "HTTP/1.0 200 OK\r\n" : "HTTP/1.1 200 OK\r\n");
+    return;
+  }
   out.append(http10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   fmt::format_to(std::back_inserter(out), "{} ", status);
   out.append(detail::status_text(status));
@@ -86,6 +91,7 @@ void adopt_declared_length(Exchange& x) {
 }
 
 void commit_head(Exchange& x, bool finishing) {
+  bool computed_length = false;  // a Content-Length of body_buf_len to write
   if (x.status == 0) {
     x.status = 200;
     adopt_declared_length(x);
@@ -127,9 +133,10 @@ void commit_head(Exchange& x, bool finishing) {
   } else if (finishing) {
     x.framing = Framing::kLength;
     // HEAD with nothing written: the handler said nothing about the size.
-    if (!(x.is_head_method && x.body_buf_len == 0)) {
-      h.set("Content-Length", fmt::format("{}", x.body_buf_len));
-    }
+    // Otherwise the length of what was buffered goes straight into the head
+    // below, not through the Header (a formatted string and a set() per
+    // response: a tenth of a keep-alive request's instructions).
+    computed_length = !(x.is_head_method && x.body_buf_len == 0);
   } else if (!http10) {
     x.framing = Framing::kChunked;
   } else {
@@ -150,6 +157,11 @@ void commit_head(Exchange& x, bool finishing) {
     append_field(out, "Content-Type", detail::sniff_content_type(x.body_buf));
   for (const Header::Field& f : h)
     append_field(out, f.name, f.value);
+  if (computed_length) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, x.body_buf_len).ptr;
+    append_field(out, "Content-Length", std::string_view(digits, end - digits));
+  }
   if (x.framing == Framing::kChunked) append_field(out, "Transfer-Encoding", "chunked");
   if (x.close_after) {
     append_field(out, "Connection", "close");

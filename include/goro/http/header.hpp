@@ -36,14 +36,23 @@ class Header {
   bool has(std::string_view name) const;
   std::vector<std::string_view> values(std::string_view name) const;
 
-  void clear() noexcept { fields_.clear(); }
-  bool empty() const noexcept { return fields_.empty(); }
-  std::size_t size() const noexcept { return fields_.size(); }
+  void clear() noexcept { size_ = 0; }
+  bool empty() const noexcept { return size_ == 0; }
+  std::size_t size() const noexcept { return size_; }
   auto begin() const noexcept { return fields_.begin(); }
-  auto end() const noexcept { return fields_.end(); }
+  auto end() const noexcept { return fields_.begin() + static_cast<std::ptrdiff_t>(size_); }
+  // clear() and del() keep removed fields' memory for the next fields; this
+  // gives it back when it is over `max_kept_bytes` (a connection at rest
+  // after a response with a huge header keeps nothing of it).
+  void trim(std::size_t max_kept_bytes);
 
  private:
-  std::vector<Field> fields_;  // a handful of fields: a flat vector beats a map
+  // A handful of fields: a flat vector beats a map. fields_[0, size_) are
+  // the header; the rest are cleared or deleted fields kept with their
+  // strings' capacity, so a connection's next response sets its fields
+  // without allocating.
+  std::vector<Field> fields_;
+  std::size_t size_ = 0;
 };
 
 }  // namespace goro::http
