@@ -34,6 +34,28 @@
 // timer_stop waits for a running callback to return, and the callback takes
 // `lock`; so `lock` is never held across timer_stop/timer_start. A second
 // mutex, timer_lock, serialises the timer operations themselves.
+//
+// ## Moving a deadline later (the lazy extension)
+// An HTTP connection moves two deadlines a request, each later than the
+// last (the idle timeout at rest, the write timeout at the head): two timer
+// resets, four mutexes and two heap operations, a tenth of a keep-alive
+// request's instructions. So a deadline moved to a time at or after the
+// moment its armed timer fires is only recorded: with no lock, rd is CASed
+// from its positive value to the new one, and the timer stays as it is
+// (rfire, published once the timer is armed, says when it fires). When the
+// timer fires, its callback finds rd still in the future: it does not
+// expire it, it marks the direction r_rearm and wakes the waiter, which
+// arms the timer for rd and waits again (poll_wait; once per timeout period
+// at most). Nobody waiting: the next wait re-arms, and poll_check counts
+// the deadline as expired if it has passed meanwhile. The races: the
+// extension's CAS and the callback's CAS to -1 decide who wins; the
+// extension re-reads rfire after its CAS and takes the slow path if the
+// timer fired or was reset meanwhile (the slow path clears rfire before it
+// touches rd); a waiter reads r_rearm after publishing itself, the callback
+// sets it before reading the slot (the Dekker pattern above). Moving a
+// deadline earlier than the armed timer, clearing one, or one already past
+// takes the slow path.
+//
 // Rejected: Go's combined read+write timer when rd == wd. It saves a heap
 // entry for Go's SetDeadline, but costs a third code path; two timers are
 // cheap with eager deletion.
@@ -114,6 +136,16 @@ bool commit_wait(G* g, void* arg) {
   return false;
 }
 
+std::atomic<std::int64_t>& deadline_of(PollDesc* pd, PollMode mode) {
+  return mode == PollMode::kRead ? pd->rd : pd->wd;
+}
+std::atomic<std::int64_t>& fire_of(PollDesc* pd, PollMode mode) {
+  return mode == PollMode::kRead ? pd->rfire : pd->wfire;
+}
+std::atomic<bool>& rearm_of(PollDesc* pd, PollMode mode) {
+  return mode == PollMode::kRead ? pd->r_rearm : pd->w_rearm;
+}
+
 // Go's netpollblock: true if an I/O edge was consumed.
 bool block(PollDesc* pd, PollMode mode) {
   auto& slot = slot_of(pd, mode);
@@ -127,8 +159,10 @@ bool block(PollDesc* pd, PollMode mode) {
       fatal("netpoll: double wait (two goroutines waiting on one fd in one direction)");
     }
   }
-  // Re-check after publishing `wait`: the Dekker half of the essay.
-  if (!poll_check(pd, mode)) park(WaitReason::kIOWait, commit_wait, &slot);
+  // Re-check after publishing `wait`: the Dekker half of the essay. A
+  // deadline to re-arm ("Moving a deadline later") does not park either.
+  if (!poll_check(pd, mode) && !rearm_of(pd, mode).load())
+    park(WaitReason::kIOWait, commit_wait, &slot);
   old = slot.exchange(kSlotNil);
   GORO_CHECK(old <= kSlotWait, "netpoll: corrupted wait slot");
   return old == kSlotReady;
@@ -139,10 +173,27 @@ void deadline_fired(PollDesc* pd, std::uint64_t seq, PollMode mode) {
   {
     std::lock_guard<std::mutex> lock(pd->lock);
     const bool read = mode == PollMode::kRead;
-    if (seq != (read ? pd->rseq : pd->wseq)) return;  // reset, evicted or reused since armed
-    (read ? pd->rd : pd->wd) = -1;
-    pd->publish_info_locked();
-    g = unblock(pd, mode, false);
+    std::uint64_t& dseq = read ? pd->rseq : pd->wseq;
+    if (seq != dseq) return;  // reset, evicted or reused since armed
+    ++dseq;                   // this arming is spent
+    fire_of(pd, mode).store(0);
+    std::atomic<std::int64_t>& d = deadline_of(pd, mode);
+    std::int64_t cur = d.load();
+    for (;;) {
+      if (cur <= 0) return;  // cleared or expired under the lock: nothing armed it
+      if (cur > nanotime()) {
+        // Moved later without the timer (the lazy extension): re-armed by
+        // the waiter this wakes, or by the next wait.
+        rearm_of(pd, mode).store(true);
+        g = unblock(pd, mode, false);
+        break;
+      }
+      if (d.compare_exchange_weak(cur, -1)) {
+        pd->publish_info_locked();
+        g = unblock(pd, mode, false);
+        break;
+      }
+    }
   }
   ready_waiter(g);
 }
@@ -165,6 +216,8 @@ void forget_stale_timers(PollDesc* pd) {
     t->index = -1;
   }
   pd->rt_armed = pd->wt_armed = false;
+  pd->rfire.store(0);
+  pd->wfire.store(0);
   pd->timer_epoch = epoch;
 }
 
@@ -186,8 +239,8 @@ void rearm(PollDesc* pd, Timer* t, bool* armed, std::int64_t when, std::uint64_t
 std::uint32_t PollDesc::publish_info_locked() noexcept {
   std::uint32_t bits = 0;
   if (closing) bits |= kInfoClosing;
-  if (rd < 0) bits |= kInfoReadExpired;
-  if (wd < 0) bits |= kInfoWriteExpired;
+  if (rd.load() < 0) bits |= kInfoReadExpired;
+  if (wd.load() < 0) bits |= kInfoWriteExpired;
   info.store(bits);
   return bits;
 }
@@ -237,7 +290,12 @@ std::uint64_t poll_desc_init(PollDesc* pd, int fd) {
              "netpoll: goroutine blocked on a free descriptor");
   pd->fd = fd;
   pd->closing = false;
-  pd->rd = pd->wd = 0;
+  pd->rd.store(0);
+  pd->wd.store(0);
+  pd->rfire.store(0);
+  pd->wfire.store(0);
+  pd->r_rearm.store(false);
+  pd->w_rearm.store(false);
   ++pd->rseq;
   ++pd->wseq;
   pd->rg.store(kSlotNil);
@@ -253,14 +311,64 @@ std::error_code poll_check(PollDesc* pd, PollMode mode) {
   if (info & kInfoClosing) return errc::closed;
   if (mode == PollMode::kRead && (info & kInfoReadExpired)) return errc::timeout;
   if (mode == PollMode::kWrite && (info & kInfoWriteExpired)) return errc::timeout;
+  // A deadline moved later whose timer has fired: expired once it passes
+  // (until the next wait arms a timer for it).
+  if (rearm_of(pd, mode).load()) {
+    const std::int64_t d = deadline_of(pd, mode).load();
+    if (d != 0 && d <= nanotime()) return errc::timeout;
+  }
   return {};
 }
 
+namespace {
+
+// Arms a timer for a deadline that was moved later after its timer had
+// fired (r_rearm / w_rearm; "Moving a deadline later"). On a goroutine,
+// like poll_set_deadline.
+void rearm_moved_deadline(PollDesc* pd, PollMode mode) {
+  G* g = nullptr;
+  {
+    std::lock_guard<std::mutex> tl(pd->timer_lock);
+    forget_stale_timers(pd);
+    std::int64_t d = 0;
+    std::uint64_t seq = 0;
+    {
+      std::lock_guard<std::mutex> lock(pd->lock);
+      if (!rearm_of(pd, mode).load() || pd->closing) return;
+      rearm_of(pd, mode).store(false);
+      fire_of(pd, mode).store(0);
+      d = deadline_of(pd, mode).load();
+      std::uint64_t& dseq = mode == PollMode::kRead ? pd->rseq : pd->wseq;
+      ++dseq;
+      seq = dseq;
+      if (d > 0 && d <= nanotime()) {  // passed meanwhile: expire it now
+        deadline_of(pd, mode).store(-1);
+        pd->publish_info_locked();
+        g = unblock(pd, mode, false);
+        d = 0;
+      }
+    }
+    Timer* t = mode == PollMode::kRead ? &pd->rt : &pd->wt;
+    bool* armed = mode == PollMode::kRead ? &pd->rt_armed : &pd->wt_armed;
+    rearm(pd, t, armed, d, seq);
+    if (d > 0) {
+      std::lock_guard<std::mutex> lock(pd->lock);
+      if ((mode == PollMode::kRead ? pd->rseq : pd->wseq) == seq) fire_of(pd, mode).store(d);
+    }
+  }
+  ready_waiter(g);
+}
+
+}  // namespace
+
 std::error_code poll_wait(PollDesc* pd, PollMode mode) {
   if (auto ec = poll_check(pd, mode)) return ec;
+  if (rearm_of(pd, mode).load()) rearm_moved_deadline(pd, mode);
   while (!block(pd, mode)) {
     if (auto ec = poll_check(pd, mode)) return ec;
-    // A deadline fired and was reset before we ran: not an error, wait again.
+    // A deadline fired and was reset before we ran, or fired before a
+    // deadline moved later: not an error; arm that one and wait again.
+    if (rearm_of(pd, mode).load()) rearm_moved_deadline(pd, mode);
   }
   return {};
 }
@@ -277,7 +385,26 @@ bool poll_hangup_seen(PollDesc* pd) {
   return pd->hangup.load();
 }
 
+namespace {
+
+// The lazy extension ("Moving a deadline later"): true if `when` was
+// recorded for the one direction `mode` without touching the timer.
+bool extend_deadline(PollDesc* pd, std::int64_t when, PollMode mode) {
+  if (when <= 0 || (mode != PollMode::kRead && mode != PollMode::kWrite)) return false;
+  std::atomic<std::int64_t>& fire = fire_of(pd, mode);
+  const std::int64_t f = fire.load();
+  if (f == 0 || when < f) return false;  // no armed timer, or it would fire too late
+  std::int64_t cur = deadline_of(pd, mode).load();
+  if (cur <= 0 || !deadline_of(pd, mode).compare_exchange_strong(cur, when)) return false;
+  // Still armed for f (<= when): its callback will see the new deadline. If
+  // the timer fired or was reset since f was read, the slow path makes sure.
+  return fire.load() == f;
+}
+
+}  // namespace
+
 void poll_set_deadline(PollDesc* pd, std::int64_t when, PollMode mode) {
+  if (extend_deadline(pd, when, mode)) return;
   const bool set_r = (static_cast<int>(mode) & static_cast<int>(PollMode::kRead)) != 0;
   const bool set_w = (static_cast<int>(mode) & static_cast<int>(PollMode::kWrite)) != 0;
   G* rg = nullptr;
@@ -285,30 +412,40 @@ void poll_set_deadline(PollDesc* pd, std::int64_t when, PollMode mode) {
   {
     std::lock_guard<std::mutex> tl(pd->timer_lock);
     forget_stale_timers(pd);
-    std::int64_t rd, wd;
-    std::uint64_t rseq, wseq;
-    bool rearm_r = false, rearm_w = false;
+    std::int64_t rd = 0, wd = 0;
+    std::uint64_t rseq = 0, wseq = 0;
     {
       std::lock_guard<std::mutex> lock(pd->lock);
       if (pd->closing) return;
       const std::int64_t d = (when != 0 && when <= nanotime()) ? -1 : when;
-      if (set_r && (pd->rd != d || d <= 0)) {
-        pd->rd = d;
-        ++pd->rseq;
-        rearm_r = true;
+      // Cleared before the deadline changes: an extension racing with this
+      // sees it and comes here too (it re-reads rfire after its CAS).
+      if (set_r) {
+        pd->rfire.store(0);
+        pd->r_rearm.store(false);
+        pd->rd.store(d);
+        rseq = ++pd->rseq;
+        rd = d;
       }
-      if (set_w && (pd->wd != d || d <= 0)) {
-        pd->wd = d;
-        ++pd->wseq;
-        rearm_w = true;
+      if (set_w) {
+        pd->wfire.store(0);
+        pd->w_rearm.store(false);
+        pd->wd.store(d);
+        wseq = ++pd->wseq;
+        wd = d;
       }
       pd->publish_info_locked();
-      if (set_r && pd->rd < 0) rg = unblock(pd, PollMode::kRead, false);
-      if (set_w && pd->wd < 0) wg = unblock(pd, PollMode::kWrite, false);
-      rd = pd->rd, wd = pd->wd, rseq = pd->rseq, wseq = pd->wseq;
+      if (set_r && d < 0) rg = unblock(pd, PollMode::kRead, false);
+      if (set_w && d < 0) wg = unblock(pd, PollMode::kWrite, false);
     }
-    if (rearm_r) rearm(pd, &pd->rt, &pd->rt_armed, rd, rseq);
-    if (rearm_w) rearm(pd, &pd->wt, &pd->wt_armed, wd, wseq);
+    if (set_r) rearm(pd, &pd->rt, &pd->rt_armed, rd, rseq);
+    if (set_w) rearm(pd, &pd->wt, &pd->wt_armed, wd, wseq);
+    if (rd > 0 || wd > 0) {
+      // Published only if no callback or reset spent the arming meanwhile.
+      std::lock_guard<std::mutex> lock(pd->lock);
+      if (rd > 0 && pd->rseq == rseq) pd->rfire.store(rd);
+      if (wd > 0 && pd->wseq == wseq) pd->wfire.store(wd);
+    }
   }
   ready_waiter(rg);
   ready_waiter(wg);
@@ -326,6 +463,10 @@ void poll_evict(PollDesc* pd) {
       pd->closing = true;
       ++pd->rseq;
       ++pd->wseq;
+      pd->rfire.store(0);
+      pd->wfire.store(0);
+      pd->r_rearm.store(false);
+      pd->w_rearm.store(false);
       pd->publish_info_locked();
       rg = unblock(pd, PollMode::kRead, false);
       wg = unblock(pd, PollMode::kWrite, false);

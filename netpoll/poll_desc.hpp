@@ -58,10 +58,30 @@ struct PollDesc {
   // the timer heap (deadline callbacks take it; see "Deadlines").
   std::mutex lock;
   bool closing = false;
-  std::int64_t rd = 0;  // read deadline: 0 none, -1 expired, else nanotime()
-  std::int64_t wd = 0;
+  // The deadlines: 0 none, -1 expired, else nanotime(). Written under
+  // `lock`, except that the lazy extension ("Moving a deadline later") CASes
+  // a positive value to a later one without it; the timer callback, under
+  // `lock`, CASes it to -1, so exactly one of the two wins.
+  std::atomic<std::int64_t> rd{0};
+  std::atomic<std::int64_t> wd{0};
   std::uint64_t rseq = 0;  // bumped whenever rt's pending callback goes stale
   std::uint64_t wseq = 0;
+  // When the armed deadline timer of each direction fires, if it may carry a
+  // lazy extension; 0 otherwise. Invariant: rfire != 0 implies rt is armed
+  // for rfire with seq == rseq, and 0 < rfire <= rd. Set under `lock` once
+  // the timer is armed; cleared under `lock` before rd or the timer change
+  // and by the callback. Read without the lock by the extension.
+  std::atomic<std::int64_t> rfire{0};
+  std::atomic<std::int64_t> wfire{0};
+  // A timer fired before a deadline that had been moved later: rd holds the
+  // deadline, no timer is armed for it and it has not expired. The next
+  // wait re-arms it (the callback woke the waiter for that, if there was
+  // one), and poll_check treats it as expired once it has passed. Written
+  // under `lock`; read without it (seq_cst: the waiter reads it after
+  // publishing itself in the slot, the callback sets it before reading the
+  // slot).
+  std::atomic<bool> r_rearm{false};
+  std::atomic<bool> w_rearm{false};
 
   // Serialises timer operations (set_deadline, eviction) so the Timer records
   // are only rewritten while stopped. Taken before `lock`, never inside it.

@@ -285,6 +285,88 @@ TEST(NetDeadline, MovingTheDeadlineWhileParkedTakesEffect) {
   });
 }
 
+// Deadlines moved later while their timer is armed are only recorded
+// (netpoll/poll_desc.cpp, "Moving a deadline later"): the timer fires at
+// the old time and re-arms for the new one. Whatever the path, a deadline
+// never fires before its last value, and always fires.
+TEST(NetDeadline, ManyExtensionsFireAtTheLastValue) {
+  with_silent_peer([](Conn& c, Conn&) {
+    char buf[8];
+    goro::Chan<double> last_at(1);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(c.set_read_deadline(60ms));
+    // 20 extensions, each to 60 ms from its own now, every 10 ms: the first
+    // timer (at 60 ms) fires long before the deadline stops moving.
+    goro::go([&c, last_at, t0] {
+      double at = 0;
+      for (int i = 0; i < 20; ++i) {
+        goro::sleep_for(10ms);
+        at = ms_since(t0);
+        (void)c.set_read_deadline(60ms);
+      }
+      last_at.send(at);
+    });
+    auto n = c.read(std::span<char>(buf));
+    const double ms = ms_since(t0);
+    const double last = last_at.recv().value_or(0);
+    ASSERT_FALSE(n);
+    EXPECT_EQ(n.error(), goro::errc::timeout);
+    // The extensions came every 10 ms, each 60 ms ahead, so the read can
+    // only have timed out after the last one plus 60 ms ... unless the
+    // machine stalled the extender for more than 60 ms between two of them,
+    // when an earlier value rightly expired first.
+    if (ms < last + 60.0) {
+      EXPECT_GE(ms, 60.0);
+      std::fprintf(stderr,
+                   "timed out at %.0f ms, before the last extension at %.0f ms: the "
+                   "extender stalled (a loaded machine)\n",
+                   ms, last);
+    }
+    EXPECT_LE(ms, last + 5000.0);
+    // Expired: stays so until moved.
+    EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::timeout);
+    ASSERT_TRUE(c.set_read_deadline(goro::net::Clock::time_point{}));
+  });
+}
+
+TEST(NetDeadline, ExtendedThenShortenedAndPassedWhileNobodyWaits) {
+  with_silent_peer([](Conn& c, Conn& s) {
+    char buf[8];
+    // Extended (lazily) from 50 ms to 10 s, then shortened to 80 ms: the
+    // short one wins.
+    auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(c.set_read_deadline(50ms));
+    ASSERT_TRUE(c.set_read_deadline(10s));
+    ASSERT_TRUE(c.set_read_deadline(80ms));
+    auto n = c.read(std::span<char>(buf));
+    double ms = ms_since(t0);
+    EXPECT_EQ(n.error(), goro::errc::timeout);
+    EXPECT_GE(ms, 80.0);
+    EXPECT_LE(ms, 5000.0);
+    // Armed for 30 ms, moved to 100 ms, nobody reading: the 30 ms timer
+    // fires with nobody to re-arm; the deadline still passes at 100 ms for
+    // the next read, which fails at once.
+    ASSERT_TRUE(c.set_read_deadline(goro::net::Clock::time_point{}));
+    t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(c.set_read_deadline(30ms));
+    ASSERT_TRUE(c.set_read_deadline(100ms));
+    goro::sleep_for(60ms);  // past the first timer, before the deadline
+    ASSERT_TRUE(s.write("x"));
+    n = c.read(std::span<char>(buf));  // data, within the moved deadline
+    if (ms_since(t0) < 95.0) {
+      ASSERT_TRUE(n) << n.error().message();
+      EXPECT_EQ(*n, 1u);
+    }
+    goro::sleep_for(150ms);  // now past it, nobody waiting
+    ASSERT_TRUE(s.write("y"));
+    goro::sleep_for(10ms);
+    EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::timeout);  // data or not
+    ASSERT_TRUE(c.set_read_deadline(goro::net::Clock::time_point{}));
+    n = c.read(std::span<char>(buf));
+    ASSERT_TRUE(n);
+  });
+}
+
 TEST(NetDeadline, PastDeadlineFailsImmediatelyEvenWithDataReady) {
   with_silent_peer([](Conn& c, Conn& s) {
     ASSERT_TRUE(s.write("data"));

@@ -152,6 +152,84 @@ TEST(NetStress, DeadlineStormAllTimeOutNoneHang) {
       kOpts);
 }
 
+// Deadlines moved later while parked readers wait, many at once: the lazy
+// extension (netpoll/poll_desc.cpp, "Moving a deadline later") races the
+// timer callbacks and the re-arming waiters. Each mover records when it set
+// which deadline; a read may only time out once the deadline in force at
+// that moment has passed (never early), and every read times out (none
+// hangs). Shortenings are mixed in, and writes' deadlines move too.
+TEST(NetStress, ExtendedDeadlinesNeverFireEarlyNorHang) {
+  goro::run(
+      [] {
+        auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+        ASSERT_TRUE(ln);
+        const int n = 400 / kScale;
+        std::vector<goro::net::Conn> servers;
+        std::vector<goro::net::Conn> clients;
+        for (int i = 0; i < n; ++i) {
+          auto c = goro::net::dial("tcp", ln->addr().to_string());
+          ASSERT_TRUE(c);
+          auto s = ln->accept();
+          ASSERT_TRUE(s);
+          clients.push_back(std::move(*c));
+          servers.push_back(std::move(*s));
+        }
+        using Clock = std::chrono::steady_clock;
+        struct Set {
+          Clock::time_point at;        // when the set returned
+          Clock::time_point deadline;  // what it set
+        };
+        std::vector<std::vector<Set>> sets(n);
+        std::vector<Clock::time_point> ended(n);
+        std::atomic<int> timeouts{0};
+        goro::WaitGroup wg;
+        for (int i = 0; i < n; ++i) {
+          wg.add(2);
+          auto& c = clients[i];
+          const auto first = Clock::now() + std::chrono::milliseconds(20 + i % 17);
+          (void)c.set_read_deadline(first);
+          sets[i].push_back({Clock::now(), first});
+          goro::go([&, i] {
+            char b[4];
+            auto r = clients[i].read(std::span<char>(b));
+            ended[i] = Clock::now();
+            if (!r && r.error() == goro::errc::timeout) ++timeouts;
+            wg.done();
+          });
+          goro::go([&, i] {
+            // Later and later (the lazy path), now and then earlier (the slow
+            // path), then stop; the last one holds.
+            for (int k = 0; k < 12; ++k) {
+              goro::sleep_for(std::chrono::milliseconds(3 + (i + k) % 5));
+              const int ahead = (k % 5 == 4) ? 15 : 40 + (i * 7 + k) % 30;
+              const auto d = Clock::now() + std::chrono::milliseconds(ahead);
+              (void)clients[i].set_read_deadline(d);
+              sets[i].push_back({Clock::now(), d});
+              (void)clients[i].set_write_deadline(d + 1s);  // the other direction's timer too
+            }
+            wg.done();
+          });
+        }
+        wg.wait();
+        EXPECT_EQ(timeouts.load(), n);
+        int early = 0;
+        for (int i = 0; i < n; ++i) {
+          // The deadline in force when the read ended: the last set that
+          // returned before it (a set still in flight may or may not count,
+          // so the earlier of the two is the bound).
+          Clock::time_point bound = sets[i].front().deadline;
+          for (std::size_t k = 0; k < sets[i].size(); ++k) {
+            if (sets[i][k].at > ended[i]) break;
+            bound = sets[i][k].deadline;
+            if (k + 1 < sets[i].size()) bound = std::min(bound, sets[i][k + 1].deadline);
+          }
+          if (ended[i] + 1ms < bound) ++early;
+        }
+        EXPECT_EQ(early, 0) << "reads that timed out before their deadline";
+      },
+      kOpts);
+}
+
 // 10,000 concurrent connections to goro-echo (a child process: 10k client
 // and 10k server fds would not fit the 20,000 fd limit in one process), each
 // echoing 10 messages.
