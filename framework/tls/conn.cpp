@@ -429,6 +429,22 @@ void close_notify_now(Conn& c) {
   if (Conn::Impl* impl = ConnAccess::impl(c)) impl->try_close_notify();
 }
 
+void keep_buffers(Conn& c) {
+  Conn::Impl* impl = ConnAccess::impl(c);
+  if (impl == nullptr || impl->ssl == nullptr) return;
+  goro::detail::ThreadLockGuard lock(impl->mu);
+  SSL_clear_mode(impl->ssl, SSL_MODE_RELEASE_BUFFERS);
+}
+
+bool release_buffers(Conn& c) {
+  Conn::Impl* impl = ConnAccess::impl(c);
+  if (impl == nullptr || impl->ssl == nullptr) return false;
+  // Under mu: never inside another OpenSSL call on this connection. Its
+  // owner is parked (or will take mu before its next call).
+  goro::detail::ThreadLockGuard lock(impl->mu);
+  return SSL_free_buffers(impl->ssl) == 1;
+}
+
 }  // namespace detail
 
 Conn::~Conn() {

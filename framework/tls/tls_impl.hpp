@@ -88,6 +88,15 @@ Counters& counters();
 // outlive it.
 Conn server_over(net::Conn& raw, std::shared_ptr<const Context> ctx);
 
+// OpenSSL's read and write buffers (34 KiB while a connection is busy). A
+// Conn gives them back after each record by default
+// (SSL_MODE_RELEASE_BUFFERS: an allocation and a free per record);
+// keep_buffers() turns that off for a connection whose owner releases them
+// itself once it has been idle a while, with release_buffers() (any
+// goroutine; false when OpenSSL still holds unread bytes, which keeps them).
+void keep_buffers(Conn& c);
+bool release_buffers(Conn& c);
+
 // Sends a close_notify if it can go out without waiting (never parks; a
 // no-op before the handshake completed, after a fatal error, or once sent).
 void close_notify_now(Conn& c);

@@ -511,10 +511,30 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
   // flood of handshakes that never finish costs their goroutines and
   // OpenSSL's state, nothing of ours).
   std::optional<tls::Conn> tc;
+  bool serve = true;
   if (std::shared_ptr<const tls::Context> ctx = s.current_tls()) {
     tc.emplace(tls::detail::server_over(ep->conn, std::move(ctx)));
+    serve = start_tls(s, *ep, *tc, linger_after);
+    if (serve) {
+      // TLS buffers: kept while requests come (OpenSSL's own release after
+      // every record cost an allocation and a free of 17 KiB each way, a
+      // twentieth of a keep-alive request), given back by the server's
+      // sweep once the connection has rested a whole second.
+      tls::detail::keep_buffers(*tc);
+      goro::detail::ThreadLockGuard lock(s.conns_mu);
+      ep->tls = &*tc;
+    }
   }
-  if (!tc || start_tls(s, *ep, *tc, linger_after)) {
+  struct ForgetTls {  // before tc goes, so the sweep never sees it dead
+    ServerState& s;
+    ConnEntry& e;
+    ~ForgetTls() {
+      if (e.tls == nullptr) return;
+      goro::detail::ThreadLockGuard lock(s.conns_mu);
+      e.tls = nullptr;
+    }
+  } forget_tls{s, *ep};
+  if (serve) {
     Exchange x(&s, ep.get());
     x.tls = tc ? &*tc : nullptr;
     bool linger = false;
@@ -550,6 +570,18 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
     s.conns.erase(ep->self);
   }
   m.connections_open.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void ServerState::sweep_tls_buffers() {
+  goro::detail::ThreadLockGuard lock(conns_mu);
+  for (const auto& e : conns) {
+    if (e->tls == nullptr) continue;
+    const std::uint32_t seen = e->activity.load(std::memory_order_relaxed);
+    if (seen == e->swept_activity && e->state.load() == ConnEntry::kIdle) {
+      (void)tls::detail::release_buffers(*e->tls);
+    }
+    e->swept_activity = seen;
+  }
 }
 
 void reject_conn(net::Conn conn, bool tls) {

@@ -377,8 +377,24 @@ Result<void> Server::serve() {
     });
   }
 
+  // HTTPS: once a second, connections at rest for the whole second give
+  // OpenSSL's buffers back (ServerState::sweep_tls_buffers).
+  if (s->current_tls()) {
+    s->tls_sweep_wg.add(1);
+    goro::go([s] {
+      for (;;) {
+        const std::size_t which =
+            goro::select(goro::after_case(std::chrono::seconds(1)), goro::recv(s->tls_sweep_stop));
+        if (which != 0) break;
+        s->sweep_tls_buffers();
+      }
+      s->tls_sweep_wg.done();
+    });
+  }
+
   accept_loop(s, *ln);
   s->lame_duck.close();
+  s->tls_sweep_stop.close();
 
   // Graceful drain (see the protocol above).
   auto pause = std::chrono::milliseconds(1);
@@ -411,6 +427,7 @@ Result<void> Server::serve() {
   }
   if (!forced) s->conns_wg.wait();
   s->lame_duck_wg.wait();
+  s->tls_sweep_wg.wait();
   {
     goro::detail::ThreadLockGuard lock(s->listener_mu);
     s->listener.reset();

@@ -51,10 +51,19 @@ struct ConnEntry {
   std::atomic<int> state{kNew};
   // Set at construction (in the accept loop), read-only afterwards.
   const net::Clock::time_point accepted = net::Clock::now();
+  // HTTPS: the connection's TLS layer while its goroutine serves it, else
+  // null. Set and cleared by that goroutine under the server's conns_mu;
+  // read under it by the TLS buffer sweep (ServerState::sweep_tls_buffers).
+  tls::Conn* tls = nullptr;
+  // Requests begun, counted by the connection goroutine (relaxed: only a
+  // hint for the sweep, which compares it with what it saw a second ago).
+  std::atomic<std::uint32_t> activity{0};
+  std::uint32_t swept_activity = 0;  // the sweep's last look (under conns_mu)
   std::list<std::shared_ptr<ConnEntry>>::iterator self;
 
   // kNew or kIdle -> kActive; false when the sweep closed it.
   bool transition_to_active() {
+    activity.store(activity.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     int expected = state.load();
     while (expected == kNew || expected == kIdle) {
       if (state.compare_exchange_weak(expected, kActive)) return true;
@@ -164,6 +173,12 @@ struct ServerState {
   // Counts a failed handshake and logs it (with the failures since the last
   // line) at most once a second.
   void log_tls_failure(std::string_view remote, const std::error_code& ec);
+  // Gives back OpenSSL's buffers of every TLS connection that was at rest
+  // with no request begun since the previous sweep (serve()'s TLS goroutine,
+  // once a second; conn.cpp "TLS buffers"). Closed when serve() stops.
+  void sweep_tls_buffers();
+  Chan<int> tls_sweep_stop{0};
+  WaitGroup tls_sweep_wg;
 
   void log(std::string_view line) const;
   // Starts a shutdown: in-flight requests get `timeout` after the listener
