@@ -116,7 +116,7 @@ G* unblock(PollDesc* pd, PollMode mode, bool ioready) {
     const std::uintptr_t next = ioready ? kSlotReady : kSlotNil;
     if (slot.compare_exchange_weak(old, next)) {
       if (old == kSlotNil || old == kSlotWait) return nullptr;
-      return reinterpret_cast<G*>(old);
+      return reinterpret_cast<G*>(old);  // NOLINT(performance-no-int-to-ptr): the slot holds a G*
     }
   }
 }
@@ -480,6 +480,7 @@ void poll_evict(PollDesc* pd) {
 
 int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, bool hangup,
                           GQueue& out) {
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): the epoll tag is the PollDesc's address
   auto* pd = reinterpret_cast<PollDesc*>(static_cast<std::uintptr_t>(tag & kPtrMask));
   // acquire pairs with nothing in particular: a stale tag is dropped, and a
   // tag that matches an incarnation being closed right now at worst readies

@@ -38,6 +38,7 @@ class OneShot {
  public:
   void fire() {
     std::uintptr_t old = state_.exchange(kFired);
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the state word holds the waiter's G*
     if (old > kFired) detail::ready(reinterpret_cast<detail::G*>(old));
   }
   void wait() {

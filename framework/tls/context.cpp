@@ -41,6 +41,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <system_error>
 
 #include "framework/tls/tls_impl.hpp"
 #include "goro/detail/thread_lock.hpp"
@@ -90,7 +91,8 @@ bool pem_text(const std::string& pem, const std::string& file, std::string_view 
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    *err = fmt::format("{} {}: {}", what, file, std::strerror(errno));
+    *err = fmt::format("{} {}: {}", what, file,
+                       std::error_code(errno, std::generic_category()).message());
     return false;
   }
   out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

@@ -17,8 +17,8 @@ is quoted as a ratio to the floor's.
 HTTPS (https, https-handshake): goro, Go and nginx serve one certificate
 (ECDSA P-256, SAN DNS:localhost and IP:127.0.0.1) that the harness makes
 with the openssl CLI in the run's temporary directory; the floor does not
-speak TLS (n/a). wrk runs with loadtest/http/wrk_tls.so preloaded (built by
-run.sh), which counts wrk's full and resumed handshakes and, in
+speak TLS (n/a). wrk runs with the shim built from loadtest/http/wrk_tls.c
+preloaded (built by run.sh), which counts wrk's full and resumed handshakes and, in
 https-handshake, drops the session wrk would otherwise offer again on each
 Connection: close reconnect (wrk reuses one SSL object per connection slot
 and SSL_clear keeps its session), so that every request pays a full
@@ -520,7 +520,7 @@ def write_results(res, args, out_base):
              f"warm-up; medians. CPU/req: the server's utime+stime over the run / requests.",
              f"- command: `{res['command']}`", ""]
     if res.get("tls_cert"):
-        lines[-1:-1] = [f"- HTTPS: {res['tls_cert']}; wrk with loadtest/http/wrk_tls.so "
+        lines[-1:-1] = [f"- HTTPS: {res['tls_cert']}; wrk with the shim built from loadtest/http/wrk_tls.c "
                         "preloaded (counts its handshakes; in https-handshake it drops the "
                         "session wrk keeps across reconnects, so each request is a full "
                         "handshake); the floor does not speak TLS (n/a)."]

@@ -247,8 +247,10 @@ TEST(Https, ContextCancelledWhenTheTlsClientGoesAway) {
 
 TEST(Https, MutualTls) {
   http::ServerOptions o = tls_options();
-  o.tls->client_auth = tls::ClientAuth::require;
-  o.tls->client_ca_pem = pki().ca().cert_pem;
+  ASSERT_TRUE(o.tls.has_value());
+  tls::Config& cfg = *o.tls;  // NOLINT(bugprone-unchecked-optional-access): asserted above
+  cfg.client_auth = tls::ClientAuth::require;
+  cfg.client_ca_pem = pki().ca().cert_pem;
   TestServer srv(describe, o);
   KeyPair client = pki().issue("client-42", "", true);
   CtxPtr good = client_ctx(&client);

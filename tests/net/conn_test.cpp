@@ -54,7 +54,8 @@ void serve_echo(Listener& ln, goro::WaitGroup& wg) {
 
 // Runs `body(ln)` with an echo server on 127.0.0.1:0, then checks fds.
 template <class F>
-void with_echo_server(F body, const char* network = "tcp", std::string addr = "127.0.0.1:0") {
+void with_echo_server(F body, const char* network = "tcp",
+                      const std::string& addr = "127.0.0.1:0") {
   const int fds_before = goro_test::count_fds();
   goro::run(
       [&] {

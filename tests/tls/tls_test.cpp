@@ -52,7 +52,7 @@ tls::Config client_config() {
   return c;
 }
 
-std::shared_ptr<const tls::Context> must(tls::ContextResult r) {
+std::shared_ptr<const tls::Context> must(const tls::ContextResult& r) {
   EXPECT_TRUE(r) << r.error;
   return r.context;
 }

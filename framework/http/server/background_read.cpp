@@ -17,7 +17,7 @@ namespace {
 // in the past expires at once"); Clock::time_point{} would clear instead.
 constexpr net::Clock::time_point kLongAgo{net::Clock::duration(1)};
 
-void watch(net::Conn* conn, tls::Conn* tc, std::span<char> tail, CancelFunc cancel,
+void watch(net::Conn* conn, tls::Conn* tc, std::span<char> tail, const CancelFunc& cancel,
            BackgroundRead* bg) {
   // Over TLS the watcher reads through the TLS layer: bytes of a pipelined
   // request are decrypted into the tail like plain ones, a close_notify or

@@ -90,6 +90,33 @@ void adopt_declared_length(Exchange& x) {
   x.declared_length = v;
 }
 
+// Which of the fields the head depends on the handler set itself.
+struct HandlerFields {
+  bool date = false;
+  bool server = false;
+  bool type = false;
+  bool framing = false;  // Connection or Transfer-Encoding
+};
+
+// One pass over the handler's fields for what the head depends on (each
+// separate lookup was a scan of its own, seven per response).
+HandlerFields scan_handler_fields(const Header& h) {
+  HandlerFields has;
+  for (const Header::Field& f : h) {
+    const std::string_view n = f.name;  // canonical: compared exactly
+    if (n == "Date") {
+      has.date = true;
+    } else if (n == "Server") {
+      has.server = true;
+    } else if (n == "Content-Type") {
+      has.type = true;
+    } else if (n == "Connection" || n == "Transfer-Encoding") {
+      has.framing = true;
+    }
+  }
+  return has;
+}
+
 void commit_head(Exchange& x, bool finishing) {
   bool computed_length = false;  // a Content-Length of body_buf_len to write
   if (x.status == 0) {
@@ -98,25 +125,8 @@ void commit_head(Exchange& x, bool finishing) {
   }
   Header& h = x.header;
   const bool http10 = x.head->version_minor == 0;
-  // One pass over the handler's fields for what the head depends on (each
-  // separate lookup was a scan of its own, seven per response).
-  bool has_date = false;
-  bool has_server = false;
-  bool has_type = false;
-  bool framing_fields = false;
-  for (const Header::Field& f : h) {
-    const std::string_view n = f.name;  // canonical: compared exactly
-    if (n == "Date") {
-      has_date = true;
-    } else if (n == "Server") {
-      has_server = true;
-    } else if (n == "Content-Type") {
-      has_type = true;
-    } else if (n == "Connection" || n == "Transfer-Encoding") {
-      framing_fields = true;
-    }
-  }
-  if (framing_fields) {  // rare: the handler named them itself
+  const HandlerFields has = scan_handler_fields(h);
+  if (has.framing) {  // rare: the handler named them itself
     if (detail::list_has_token(h.get("Connection"), "close")) x.close_after = true;
     h.del("Connection");
     h.del("Transfer-Encoding");  // framing is the server's business
@@ -150,10 +160,10 @@ void commit_head(Exchange& x, bool finishing) {
   std::string& out = x.out;
   append_status_line(out, http10, x.status);
   char date_buf[29];
-  if (!has_date) append_field(out, "Date", detail::cached_http_date(date_buf));
-  if (!x.s->opts.server_name.empty() && !has_server)
+  if (!has.date) append_field(out, "Date", detail::cached_http_date(date_buf));
+  if (!x.s->opts.server_name.empty() && !has.server)
     append_field(out, "Server", x.s->opts.server_name);
-  if (body_allowed(x.status) && !has_type && x.body_buf_len > 0 && !x.is_head_method)
+  if (body_allowed(x.status) && !has.type && x.body_buf_len > 0 && !x.is_head_method)
     append_field(out, "Content-Type", detail::sniff_content_type(x.body_buf));
   for (const Header::Field& f : h)
     append_field(out, f.name, f.value);

@@ -217,6 +217,7 @@ Result<void> Server::listen() {
 
 Result<void> Server::listen_and_serve_tls(std::string cert_file, std::string key_file) {
   if (!impl_->opts.tls) impl_->opts.tls.emplace();
+  // NOLINTNEXTLINE(bugprone-unchecked-optional-access): emplaced above
   impl_->opts.tls->certificates = {
       {.cert_file = std::move(cert_file), .key_file = std::move(key_file)}};
   return listen_and_serve();
