@@ -8,6 +8,8 @@
 //   asyncpreemptoff=1 never signal a goroutine that hogs its P (syscall.cpp);
 //                     cooperative preemption at runtime entries remains.
 //                     Default 0, except in TSan builds (see sysmon.cpp)
+//   forcepreemptus=N  a goroutine running N µs without a scheduling point
+//                     is a hog (default 10000, Go's forcePreemptNS; stress)
 //   ncpu=N            the CPU count the maxprocs resolver sees (config/maxprocs)
 //   containermaxprocs=0   ignore cgroup CPU limits (config/maxprocs)
 //   maxprocsdebug=1   log how maxprocs was resolved (config/maxprocs)

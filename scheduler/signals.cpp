@@ -28,18 +28,21 @@
 //
 // ## Fatal faults
 // goro cannot grow a stack (stack.hpp "Size"), so running past its bottom is
-// fatal, as Go's "fatal error: stack overflow" is; but it must say so. SIGSEGV
-// and SIGBUS are caught on the signal stack while goro::run runs. A fault on
+// fatal, as Go's "fatal error: stack overflow" is; but it must say so. SIGSEGV,
+// SIGBUS and SIGABRT are caught on the signal stack while goro::run runs. A fault on
 // the guard page below the running goroutine's stack (or, for a frame larger
 // than a page that stepped over the guard, with the stack pointer itself
 // below the stack), or with the goroutine's canary overwritten, prints
 //   goro: fatal error: goroutine N: stack overflow (S KiB), spawned at F:L
 // and exits with status 2. Anything else is not ours: it goes to the handler
 // that was installed before goro::run, or, if that was the default action,
-// the default is restored and the fault happens again when the handler
-// returns (a signal sent with kill is sent again), so a real crash still
-// dumps core where it happened. Everything here is async-signal-safe: no
-// allocation, no stdio, one write(2) per piece of the message.
+// the goroutine and a backtrace are printed (Go prints its tracebacks on
+// SIGABRT too: glibc's heap checks abort, and without a core file the log
+// must say where), the default is restored and the fault happens again when
+// the handler returns (a signal sent with kill or raise is sent again), so a
+// real crash still dumps core where it happened. Everything here is
+// async-signal-safe: no allocation, no stdio, one write(2) per piece of the
+// message.
 //
 // ## The signal thread
 // A process-directed signal (kill, Ctrl-C) goes to any thread that does not
@@ -64,6 +67,7 @@
 // blocks SIGTERM in main to sigwait for it on a thread of its own (apps/echo)
 // keeps receiving it there. A signal sent to one thread (pthread_kill,
 // tgkill) still goes to that thread.
+#include <execinfo.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -109,6 +113,7 @@ constexpr std::uintptr_t kStepOver = 1 << 20;
 
 struct sigaction g_old_segv;
 struct sigaction g_old_bus;
+struct sigaction g_old_abrt;
 bool g_faults_installed = false;
 
 const int kProcessSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
@@ -183,8 +188,38 @@ bool is_overflow(const Stack& s, std::uintptr_t addr, std::uintptr_t sp) {
   return sp < lo && lo - sp <= kStepOver && addr < lo && lo - addr <= kStepOver;
 }
 
+const struct sigaction& old_action(int sig) {
+  if (sig == SIGSEGV) return g_old_segv;
+  return sig == SIGBUS ? g_old_bus : g_old_abrt;
+}
+
+// What a crash that is not a stack overflow prints before the default action
+// (core dump) takes over: the goroutine it happened on and the thread's
+// backtrace, so a CI log shows where a heap corruption was detected (glibc's
+// "free(): invalid pointer" aborts) without a core file. backtrace() was
+// called once at install, so its unwinder is loaded and it does not
+// allocate here; backtrace_symbols_fd writes without allocating.
+void report_fatal_signal(int sig, const G* g) {
+  put("goro: fatal signal ");
+  put(static_cast<std::uint64_t>(sig));
+  put(sig == SIGABRT ? " (SIGABRT)" : sig == SIGSEGV ? " (SIGSEGV)" : " (SIGBUS)");
+  if (g != nullptr) {
+    const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
+    put(" in goroutine ");
+    put(g->id.load(std::memory_order_relaxed));
+    put(", spawned at ");
+    put(at.file_name());
+    put(":");
+    put(at.line());
+  }
+  put("\n");
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+}
+
 void pass_on(int sig, siginfo_t* info, void* uctx) {
-  const struct sigaction& old = sig == SIGSEGV ? g_old_segv : g_old_bus;
+  const struct sigaction& old = old_action(sig);
   if ((old.sa_flags & SA_SIGINFO) != 0) {
     if (old.sa_sigaction != nullptr) {
       old.sa_sigaction(sig, info, uctx);
@@ -214,6 +249,8 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
     }
     if (StackPool::canary_smashed(g->stack)) report_stack_overflow(g);
   }
+  const struct sigaction& old = old_action(sig);
+  if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_DFL) report_fatal_signal(sig, g);
   pass_on(sig, info, uctx);
 }
 
@@ -239,14 +276,18 @@ void install_fault_handlers() {
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
-  g_faults_installed =
-      sigaction(SIGSEGV, &sa, &g_old_segv) == 0 && sigaction(SIGBUS, &sa, &g_old_bus) == 0;
+  void* warm[1];
+  (void)backtrace(warm, 1);  // loads the unwinder now, not in a handler
+  g_faults_installed = sigaction(SIGSEGV, &sa, &g_old_segv) == 0 &&
+                       sigaction(SIGBUS, &sa, &g_old_bus) == 0 &&
+                       sigaction(SIGABRT, &sa, &g_old_abrt) == 0;
 }
 
 void uninstall_fault_handlers() {
   if (!g_faults_installed) return;
   sigaction(SIGSEGV, &g_old_segv, nullptr);
   sigaction(SIGBUS, &g_old_bus, nullptr);
+  sigaction(SIGABRT, &g_old_abrt, nullptr);
   g_faults_installed = false;
 }
 

@@ -26,6 +26,7 @@
 #include <malloc.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -61,6 +62,10 @@ constexpr std::int64_t kHeapTrimPeriod = 10'000'000'000;
 
 std::thread g_thread;
 bool g_async_preempt = true;  // GORO_DEBUG=asyncpreemptoff=1 clears it (read at start)
+// How long a P may run one goroutine before the hog protocol acts:
+// kForcePreempt, or GORO_DEBUG=forcepreemptus=N (read at start; stress
+// tests shorten it to run the protocol thousands of times a second).
+std::int64_t g_force_preempt = kForcePreempt;
 
 // ThreadSanitizer defers asynchronous signals to its own safe points (after a
 // blocking call returns, at an intercepted function), so under TSan the hog
@@ -117,7 +122,7 @@ bool retake_running(P* p, std::int64_t now) {
     p->sysmon_when = now;
     return false;
   }
-  if (now - p->sysmon_when < kForcePreempt) return false;
+  if (now - p->sysmon_when < g_force_preempt) return false;
   G* g = p->running_g.load(std::memory_order_acquire);
   if (g == nullptr) return false;
   if (!g->preempt.exchange(true, std::memory_order_relaxed)) {
@@ -337,6 +342,8 @@ void sysmon_start() {
   g_stop.store(false);
   sched.sysmon_clock.store(coarse_now(), std::memory_order_relaxed);
   g_async_preempt = debug_option_long("asyncpreemptoff", kAsyncPreemptOffDefault) != 1;
+  g_force_preempt = std::max<std::int64_t>(
+      debug_option_long("forcepreemptus", kForcePreempt / 1000) * 1000, 50'000);
   g_thread = std::thread(loop);
   struct sigaction cur {};
   if (sigaction(SIGQUIT, nullptr, &cur) == 0 && cur.sa_handler == SIG_DFL) {

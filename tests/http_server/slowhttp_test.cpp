@@ -36,9 +36,13 @@ struct Samples {
   std::string first_failure;
 };
 
-Samples sample_until(int port, Clock::time_point end) {
+// Stops early if the server exits (`exit_status` >= 0: its status, 128 +
+// signal when killed), so a crash fails the test at once, with its cause.
+Samples sample_until(goro_test::ChildServer& h, Clock::time_point end, int* exit_status) {
+  const int port = h.port;
   Samples s;
   while (Clock::now() < end) {
+    if ((*exit_status = h.wait_exit(0ms)) >= 0) break;
     const auto t0 = Clock::now();
     Client c(port, 5000ms);
     Client::Response r;
@@ -102,8 +106,11 @@ void run_attack(const Attack& attack, int seconds) {
       out += buf;
   });
   std::this_thread::sleep_for(3s);  // the attack's connections are up (200/s)
-  const Samples s = sample_until(h.port, Clock::now() + std::chrono::seconds(seconds - 5));
-  const std::string connections = connections_line(h.port);
+  int exit_status = -1;
+  const Samples s = sample_until(h, Clock::now() + std::chrono::seconds(seconds - 5), &exit_status);
+  EXPECT_LT(exit_status, 0) << "goro-hello exited (status " << exit_status
+                            << ", 128 + N: signal N) under the attack; its stderr above says why";
+  const std::string connections = exit_status < 0 ? connections_line(h.port) : "gone";
   ::pclose(tool);
   reader.join();
   ASSERT_FALSE(s.ms.empty());
@@ -115,7 +122,7 @@ void run_attack(const Attack& attack, int seconds) {
       connections.c_str());
   EXPECT_EQ(s.failed, 0) << s.first_failure;
   EXPECT_LT(p99, 100.0) << "p99 of the normal requests (ms)";
-  EXPECT_EQ(::kill(h.pid, 0), 0) << "alive";
+  EXPECT_LT(h.wait_exit(0ms), 0) << "alive";
   // The attack ran (its status lines count connected sockets).
   const std::string plain = without_escapes(out);
   EXPECT_NE(plain.find("connected: "), std::string::npos) << "the attack ran: " << plain;

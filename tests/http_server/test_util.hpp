@@ -96,6 +96,9 @@ class Client {
     timeval tv{static_cast<time_t>(timeout.count() / 1000),
                static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    // Bounds connect() too (Linux): a server that hangs with its backlog
+    // full must fail the test, not block it for the kernel's SYN retries.
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
@@ -358,18 +361,22 @@ struct ChildServer {
     }
   }
 
-  // Waits up to `limit` for exit; the exit status, or -1 on timeout.
+  // Waits up to `limit` (0: only looks) for exit; the exit status (128 + N
+  // when killed by signal N), or -1 while it runs. Once reaped, the status
+  // is kept (pid is -1 then: waitpid(-1) would reap any child).
   int wait_exit(std::chrono::milliseconds limit) {
     const auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
+    for (;;) {
+      if (pid <= 0) return exit_status_;
       int status = 0;
       if (waitpid(pid, &status, WNOHANG) == pid) {
         pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return exit_status_;
       }
+      if (std::chrono::steady_clock::now() >= end) return -1;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    return -1;
   }
 
  private:
@@ -412,6 +419,7 @@ struct ChildServer {
 
   int fd_ = -1;
   std::thread reader_;
+  int exit_status_ = -1;  // wait_exit's, once reaped
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> lines_;  // guarded by mu_

@@ -422,7 +422,8 @@ TEST(StacksDeathTest, OverflowOfASpawnOptionsStackIsReported) {
 
 // A fault that is not an overflow is not the runtime's business: the default
 // action happens where the fault was (the process dies of SIGSEGV and can
-// dump core), with no overflow report.
+// dump core), with no overflow report (that exits 2), after a report of the
+// goroutine it happened on and a backtrace.
 TEST(StacksDeathTest, OtherFaultsKeepTheirDefaultAction) {
 #if defined(GORO_ASAN) || defined(GORO_TSAN)
   GTEST_SKIP() << "the sanitizers' own SEGV handlers report the fault and exit";
@@ -434,7 +435,24 @@ TEST(StacksDeathTest, OtherFaultsKeepTheirDefaultAction) {
                     goro::sleep_for(std::chrono::seconds(1));
                   },
                   {.maxprocs = 1}),
-              ::testing::KilledBySignal(SIGSEGV), "^$");
+              ::testing::KilledBySignal(SIGSEGV),
+              "goro: fatal signal 11 \\(SIGSEGV\\) in goroutine [0-9]+, spawned at "
+              ".*stack_test.cpp");
+}
+
+// glibc's heap checks ("free(): invalid pointer") and std::abort end in
+// SIGABRT: the process still dies of it, and the log says on which goroutine.
+TEST(StacksDeathTest, AbortIsReportedAndKeepsItsDefaultAction) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(goro::run(
+                  [] {
+                    goro::go([] { std::abort(); });
+                    goro::sleep_for(std::chrono::seconds(1));
+                  },
+                  {.maxprocs = 1}),
+              ::testing::KilledBySignal(SIGABRT),
+              "goro: fatal signal 6 \\(SIGABRT\\) in goroutine [0-9]+, spawned at "
+              ".*stack_test.cpp");
 }
 
 TEST(StacksDeathTest, CanaryCatchesOverflowWithoutGuards) {
