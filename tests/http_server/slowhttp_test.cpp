@@ -42,7 +42,8 @@ Samples sample_until(goro_test::ChildServer& h, Clock::time_point end, int* exit
   const int port = h.port;
   Samples s;
   while (Clock::now() < end) {
-    if ((*exit_status = h.wait_exit(0ms)) >= 0) break;
+    *exit_status = h.wait_exit(0ms);
+    if (*exit_status >= 0) break;
     const auto t0 = Clock::now();
     Client c(port, 5000ms);
     Client::Response r;

@@ -59,9 +59,14 @@ long page_tables_kib() {
   return 0;
 }
 
+// Set before goro::run starts any thread, unset after it returned.
 struct ScopedDebugEnv {
-  explicit ScopedDebugEnv(const char* v) { setenv("GORO_DEBUG", v, 1); }
-  ~ScopedDebugEnv() { unsetenv("GORO_DEBUG"); }
+  explicit ScopedDebugEnv(const char* v) {
+    setenv("GORO_DEBUG", v, 1);  // NOLINT(concurrency-mt-unsafe): no other thread yet
+  }
+  ~ScopedDebugEnv() {
+    unsetenv("GORO_DEBUG");  // NOLINT(concurrency-mt-unsafe): the runtime has stopped
+  }
 };
 
 // Recurses until the frames reach `stop` (an address below the stack's start).
@@ -355,6 +360,7 @@ __attribute__((noinline)) void spin_at(const char* stop, const std::atomic<bool>
           // (AT_MINSIGSTKSZ: 3.4 KiB with AVX-512) plus the 128-byte red zone.
           const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
           started.store(true);
+          // NOLINTNEXTLINE(performance-no-int-to-ptr): an address below this frame
           spin_at(reinterpret_cast<const char*>(here - kStack + 2048), handed_off,
                   std::chrono::steady_clock::now() + std::chrono::seconds(20));
         });
@@ -470,6 +476,7 @@ TEST(StacksDeathTest, CanaryCatchesOverflowWithoutGuards) {
                 // Frames 1 KiB past the bottom of the 64 KiB stack: into the
                 // unguarded gap below it; the canary check at the switch fires.
                 auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+                // NOLINTNEXTLINE(performance-no-int-to-ptr): an address below this frame
                 dive(reinterpret_cast<const char*>(here - 65 * 1024));
                 goro::yield();
               });
