@@ -112,8 +112,13 @@ void run_attack(const Attack& attack, int seconds) {
   EXPECT_LT(exit_status, 0) << "goro-hello exited (status " << exit_status
                             << ", 128 + N: signal N) under the attack; its stderr above says why";
   const std::string connections = exit_status < 0 ? connections_line(h.port) : "gone";
-  ::pclose(tool);
+  // The reader ends at the tool's EOF (it exits after -l seconds); only then
+  // may the FILE go: pclose frees it, and closing it under the reader's
+  // fgets was a use-after-free in this process ("munmap_chunk(): invalid
+  // pointer" or a SIGSEGV, the orphaned goro-hello then holding ctest's
+  // output pipe open until the 300 s timeout).
   reader.join();
+  ::pclose(tool);
   ASSERT_FALSE(s.ms.empty());
   const double p99 = s.ms[s.ms.size() * 99 / 100];
   std::printf(

@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <openssl/ssl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -290,8 +291,14 @@ struct ChildServer {
               std::vector<std::string> env = {}, std::function<void()> before_exec = {}) {
     int out[2];
     if (pipe(out) != 0) return;
+    const pid_t parent = getpid();
     pid = fork();
     if (pid == 0) {
+      // Dies with the test: a test process that crashes must not leave the
+      // server running, holding ctest's output pipe open (ctest then waits
+      // for it until the test's timeout and reports a timeout, not the crash).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // it died before the prctl
       dup2(out[1], 1);
       close(out[0]);
       close(out[1]);
