@@ -111,12 +111,21 @@ TEST(Hostile, TenThousandFiveHundredSilentConnectionsThenANormalRequest) {
   EXPECT_EQ(r.body, "Hello, World!");
   EXPECT_LT(answer_s, 1.0) << "a real client is not locked out";
   const double evicted = h.metric("goro_http_connections_evicted_total");
-  EXPECT_GE(evicted, kSilent - 10'000) << "each connection past the cap displaced a silent one";
+  // Each connection past the cap displaced a silent one, if the cap was
+  // reached: when accepting them all took longer than the header timeout
+  // (10 s; ASan on a loaded machine: 30 s), the first ones were closed by
+  // it before the last arrived, and fewer had to be evicted.
+  if (accept_s < 10.0) {
+    EXPECT_GE(evicted, kSilent - 10'000) << "each connection past the cap displaced a silent one";
+  }
 
   // The silent ones go at the header timeout (10 s from their accept).
   int open = 0;
-  // (each within 10 s of its accept, the last accepted by accept_s)
-  const auto until = opened + std::chrono::duration<double>(accept_s) + 10s + 3s;
+  // (each within 10 s of its accept, the last accepted by accept_s; 10 s
+  // more for closing 10,000 on a loaded machine: ASan there still had 1,907
+  // open 13 s after the last accept. Still far from the 120 s idle timeout
+  // that would close them otherwise.)
+  const auto until = opened + std::chrono::duration<double>(accept_s) + 10s + 10s;
   do {
     std::this_thread::sleep_for(200ms);
     open = 0;
@@ -224,7 +233,14 @@ TEST(Hostile, IdleConnectionsGiveBackWhatABigHeadGrew) {
       "RSS per idle connection: %.1f KiB after a small request, %.1f KiB after a "
       "900 KiB head (%ld -> %ld -> %ld KiB)\n",
       per_small, per_big, rss0, rss_small, rss_big);
+#if defined(GORO_ASAN)
+  // ASan's allocator keeps freed memory in its quarantine (and never gives
+  // it back the way glibc's trim does): the server's RSS says nothing about
+  // what it holds. The release build checks the bound.
+  std::printf("(ASan build: the RSS bound is checked in release builds only)\n");
+#else
   EXPECT_LE(per_big, 64.0) << "KiB held per idle connection after one ~900 KiB head";
+#endif
 }
 
 }  // namespace
