@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -215,9 +216,21 @@ TEST_F(Deadlock, ReportedWhenManyMsGoIdleAtOnce) {
 TEST_F(Deadlock, SigquitDumpsGoroutinesAndExits) {
   EXPECT_EXIT(run([] {
                 goro::Chan<int> ch;
-                goro::go([&] { ch.recv(); });
-                goro::go([] { goro::sleep_for(10s); });
-                goro::sleep_for(20ms);
+                // Both have run up to their blocking call (a fixed 20 ms was
+                // not enough under TSan on a loaded machine: the sleeper was
+                // still "runnable" in the dump); then 50 ms for the last steps.
+                std::atomic<int> started{0};
+                goro::go([&] {
+                  started.fetch_add(1);
+                  ch.recv();
+                });
+                goro::go([&] {
+                  started.fetch_add(1);
+                  goro::sleep_for(10s);
+                });
+                while (started.load() < 2)
+                  goro::sleep_for(1ms);
+                goro::sleep_for(50ms);
                 kill(getpid(), SIGQUIT);
                 for (;;)
                   goro::sleep_for(1ms);  // until sysmon prints and exits
