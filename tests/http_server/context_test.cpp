@@ -107,7 +107,7 @@ TEST(HttpContext, ClientCloseCancelsContextWhileHandlerWaits) {
   c.reset();                          // FIN
   auto took = p.time_to_cancel(2000ms);
   ASSERT_TRUE(took.has_value()) << "the handler never saw the client go";
-  EXPECT_LT(*took, 1s);
+  EXPECT_LT(took.value_or(std::chrono::hours(1)), 1s);  // asserted present above
   EXPECT_EQ(p.waited_out.load(), 0);
 }
 
@@ -123,7 +123,7 @@ TEST(HttpContext, ClientResetCancelsContext) {
   ::shutdown(c.fd(), SHUT_RDWR);
   auto took = p.time_to_cancel(2000ms);
   ASSERT_TRUE(took.has_value());
-  EXPECT_LT(*took, 1s);
+  EXPECT_LT(took.value_or(std::chrono::hours(1)), 1s);  // asserted present above
 }
 
 TEST(HttpContext, CloseBeforeContextIsAskedForCancelsAtOnce) {
@@ -142,7 +142,7 @@ TEST(HttpContext, CloseBeforeContextIsAskedForCancelsAtOnce) {
   }
   auto took = p.time_to_cancel(2000ms);
   ASSERT_TRUE(took.has_value());
-  EXPECT_LT(*took, 1s);
+  EXPECT_LT(took.value_or(std::chrono::hours(1)), 1s);  // asserted present above
 }
 
 TEST(HttpContext, CloseAfterBodyCancels) {

@@ -68,7 +68,7 @@ TEST_F(Deadlock, NotReportedWhileATimerIsPending) {
           });
           ch.recv();
         });
-        std::exit(0);
+        std::exit(0);  // NOLINT(concurrency-mt-unsafe): the child, ending
       },
       ::testing::ExitedWithCode(0), "");
 }
@@ -81,7 +81,7 @@ TEST_F(Deadlock, NotReportedWhileAContextDeadlineIsPending) {
           ctx.done().recv();
           cancel();
         });
-        std::exit(0);
+        std::exit(0);  // NOLINT(concurrency-mt-unsafe): the child, ending
       },
       ::testing::ExitedWithCode(0), "");
 }
@@ -100,7 +100,7 @@ TEST_F(Deadlock, NotReportedWhenAForeignThreadCanWake) {
           EXPECT_EQ(ch.recv(), 2);
           t.join();
         });
-        std::exit(0);
+        std::exit(0);  // NOLINT(concurrency-mt-unsafe): the child, ending
       },
       ::testing::ExitedWithCode(0), "");
 }
@@ -141,6 +141,7 @@ void many_ms_deadlock_child() {
 }
 
 TEST_F(Deadlock, ReportedWhenManyMsGoIdleAtOnce) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread starts
   if (getenv(kManyMsChild) != nullptr) many_ms_deadlock_child();
   // With the bug, about one round in 30 hung (TSan build, idle 2-core
   // machine): 200 rounds miss it with probability ~0.1%. A round takes ~80 ms
@@ -160,6 +161,7 @@ TEST_F(Deadlock, ReportedWhenManyMsGoIdleAtOnce) {
   }
   env_store.push_back(std::string(kManyMsChild) + "=1");
   std::vector<char*> child_env;
+  child_env.reserve(env_store.size() + 1);
   for (std::string& kv : env_store)
     child_env.push_back(kv.data());
   child_env.push_back(nullptr);
