@@ -63,8 +63,9 @@ constexpr std::int64_t kHeapTrimPeriod = 10'000'000'000;
 std::thread g_thread;
 bool g_async_preempt = true;  // GORO_DEBUG=asyncpreemptoff=1 clears it (read at start)
 // How long a P may run one goroutine before the hog protocol acts:
-// kForcePreempt, or GORO_DEBUG=forcepreemptus=N (read at start; stress
-// tests shorten it to run the protocol thousands of times a second).
+// kForcePreempt, or GORO_DEBUG=forcepreemptus=N (read at start, at least
+// 50 µs; for stress runs by hand that want the protocol to act thousands of
+// times a second: no test sets it yet).
 std::int64_t g_force_preempt = kForcePreempt;
 
 // ThreadSanitizer defers asynchronous signals to its own safe points (after a
