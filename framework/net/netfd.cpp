@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
+#include <thread>
 #include <vector>
 
 #include "goro/detail/fault.hpp"
 #include "goro/detail/park.hpp"
+#include "goro/runtime.hpp"
 #include "netpoll/netpoll.hpp"
 
 namespace goro::net {
@@ -55,6 +58,12 @@ Result<std::unique_ptr<NetFd>> NetFd::open(int fd) {
 
 NetFd::~NetFd() {
   (void)close();
+  // Until the last reference is gone and destroy() has run (see "Lifetime"):
+  // at once unless another goroutine's close() or operation is still inside.
+  while (!(state_.load(std::memory_order_acquire) & kDestroyed)) {
+    goro::yield();              // in a goroutine: let the others on this P run
+    std::this_thread::yield();  // and the closer's thread get the core
+  }
 }
 
 bool NetFd::acquire() {
@@ -80,12 +89,17 @@ void NetFd::release() {
 void NetFd::destroy() {
   detail::poll_close(pd_);
   ::close(fd_);
+  // The last touch of *this: the destructor may free it from here on.
+  state_.store(kClosed | kDestroyed, std::memory_order_release);
 }
 
 Result<void> NetFd::close() {
   std::uint64_t s = state_.fetch_or(kClosed, std::memory_order_acq_rel);
   if (s & kClosed) return errc::closed;
   detail::poll_evict(pd_);
+  if (detail::take_fault(detail::FaultSite::kCloseWindow)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(errno));  // a test's pause
+  }
   release();  // the owner's reference
   return {};
 }

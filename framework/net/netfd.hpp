@@ -7,8 +7,14 @@
 // runs. close() sets the closed bit, evicts the poll descriptor (waking the
 // operations parked in it with errc::closed) and drops the owner's reference;
 // whoever drops the last reference deregisters the descriptor and close(2)s
-// the fd. So an fd number is never closed (and reused by the kernel) while a
-// goroutine may still pass it to a syscall. Unlike Go's fdMutex, operations
+// the fd, then sets the destroyed bit, its last touch of the object. So an fd
+// number is never closed (and reused by the kernel) while a goroutine may
+// still pass it to a syscall. The destructor waits for the destroyed bit:
+// when a close() from another goroutine wakes the owner's parked read and
+// the owner destroys the Conn at once, the closer may still be between its
+// wake-up and its release() (a use after free before; caught by the debug
+// preset's perturbed scheduling in tls_test). Only close() gets this grace:
+// any other use still needs the Conn alive (goro/net.hpp). Unlike Go's fdMutex, operations
 // in the same direction are not serialised: the wait slot allows one waiter.
 //
 // ## The read fast path (docs/DESIGN.md "The read fast path")
@@ -117,12 +123,15 @@ class NetFd {
   void destroy();
 
   static constexpr std::uint64_t kClosed = 1;
-  static constexpr std::uint64_t kOneRef = 2;
+  static constexpr std::uint64_t kDestroyed = 2;
+  static constexpr std::uint64_t kOneRef = 4;
 
   const int fd_;
   ::goro::detail::PollDesc* const pd_;
-  // closed bit | references * kOneRef; see "Lifetime". acq_rel on the
-  // decrement so the last releaser sees every other user's accesses.
+  // closed bit | destroyed bit | references * kOneRef; see "Lifetime".
+  // acq_rel on the decrement so the last releaser sees every other user's
+  // accesses; destroy() stores the destroyed bit with release, the
+  // destructor loads it with acquire before the memory is freed.
   std::atomic<std::uint64_t> state_{kOneRef};
   // Owned by the (single) reading goroutine; see "The read fast path".
   bool read_drained_ = false;

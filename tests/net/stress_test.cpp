@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "goro/detail/fault.hpp"
 #include "goro/goro.hpp"
 #include "goro/net.hpp"
 #include "goro/sync.hpp"
@@ -108,6 +109,81 @@ TEST(NetStress, StaleEventsOnRapidlyReusedFds) {
       kOpts);
   // Server goroutines may still hold conns at exit only if a client hung.
   EXPECT_LE(goro_test::count_fds(), fds_before + 2);
+}
+
+// A goroutine close()s a Conn whose owner is parked in read; the owner
+// wakes and deletes the Conn at once, while the closer may still be inside
+// close() (between waking the reader and dropping the owner's reference).
+// The NetFd destructor waits for that close() to finish; without the wait,
+// ASan reports the closer's use after free (and release builds crash now and
+// then: the debug preset's tls_test caught it as a SIGSEGV in NetFd::close).
+// A fault site holds the window open for 200 µs in some of the closes.
+TEST(NetStress, CloseFromAnotherGoroutineThenImmediateDelete) {
+  goro::run(
+      [] {
+        goro::detail::arm_fault(goro::detail::FaultSite::kCloseWindow, 1000000, 200);
+        auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+        ASSERT_TRUE(ln);
+        goro::WaitGroup servers;
+        servers.add(1);
+        goro::go([&] {
+          for (;;) {
+            auto c = ln->accept();
+            if (!c) break;
+            servers.add(1);
+            goro::go([c = std::move(*c), &servers]() mutable {
+              char b[8];
+              while (true) {  // until the client's close
+                auto n = c.read(std::span<char>(b));
+                if (!n || *n == 0) break;
+              }
+              servers.done();
+            });
+          }
+          servers.done();
+        });
+        const std::string addr = ln->addr().to_string();
+        std::atomic<int> wrong{0}, rounds_done{0};
+        goro::WaitGroup wg;
+        const int workers = 16, rounds = 300 / kScale;
+        for (int w = 0; w < workers; ++w) {
+          wg.add(1);
+          goro::go([&] {
+            goro::WaitGroup closers;  // outlives every closer, unlike the Conn
+            for (int r = 0; r < rounds; ++r) {
+              auto dialed = goro::net::dial("tcp", addr, 5s);
+              if (!dialed) {
+                ++wrong;
+                continue;
+              }
+              auto c = std::make_unique<goro::net::Conn>(std::move(*dialed));
+              closers.add(1);
+              goro::go([raw = c.get(), &closers] {
+                (void)raw->close();
+                closers.done();
+              });
+              char b[8];
+              auto n = c->read(std::span<char>(b));
+              if (n || n.error() != goro::errc::closed) {
+                ++wrong;
+                closers.wait();  // not woken by the close: let it happen first
+              }
+              c.reset();  // at once, the closer perhaps still inside close()
+              ++rounds_done;
+            }
+            closers.wait();
+            wg.done();
+          });
+        }
+        wg.wait();
+        (void)ln->close();
+        servers.wait();
+        EXPECT_EQ(wrong.load(), 0);
+        EXPECT_EQ(rounds_done.load(), workers * rounds);
+        EXPECT_GT(goro::detail::faults_taken(goro::detail::FaultSite::kCloseWindow), 0u);
+        goro::detail::arm_fault(goro::detail::FaultSite::kCloseWindow, 0, 0);
+      },
+      kOpts);
 }
 
 TEST(NetStress, DeadlineStormAllTimeOutNoneHang) {

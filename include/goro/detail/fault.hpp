@@ -9,7 +9,8 @@
 //   // the next three accept4 calls fail with ENFILE, then all is normal
 //
 // Each site costs one relaxed atomic load while nothing is armed, and the
-// sites are all on slow paths (a stack mapping, a thread start, an accept).
+// sites are all on slow paths (a stack mapping, a thread start, an accept,
+// a close).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,12 @@ enum class FaultSite : std::uint8_t {
   kStackMap,      // mmap of a goroutine stack (an own-size stack or a pool arena)
   kThreadCreate,  // starting an M's OS thread
   kAccept,        // accept4 on a listener
+  // Not a failure but a pause: NetFd::close() between waking the operations
+  // parked on the descriptor and dropping the owner's reference, where the
+  // woken owner may already delete the Conn. A taken fault sleeps the
+  // closer's thread for `err` microseconds, so a test can hold that window
+  // open (tests/net/stress_test.cpp).
+  kCloseWindow,
   kCount,
 };
 
