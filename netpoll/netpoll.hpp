@@ -40,6 +40,14 @@ void poll_close(PollDesc* pd);
 // syscall), errc::timeout or errc::closed. A readiness edge that arrived since
 // the last wait or poll_prepare satisfies it at once.
 std::error_code poll_wait(PollDesc* pd, PollMode mode);
+// Parks `g`, a goroutine made by spawn_parked (goro/detail/spawn.hpp) that
+// has not run, in `mode`'s wait as if it had called poll_wait: readiness, the
+// deadline or eviction make it runnable (at once if an edge is already
+// recorded, the deadline has passed or the descriptor is evicted). Its first
+// wait or check on `pd` then reports which. The caller must not touch `g`
+// afterwards. The slot must be free (no goroutine waiting in `mode`).
+struct G;
+void poll_wait_spawned(PollDesc* pd, PollMode mode, G* g);
 // The error a wait would return right now (closed, timeout), without parking.
 std::error_code poll_check(PollDesc* pd, PollMode mode);
 // Forgets a readiness edge recorded before this call. Called right before a

@@ -373,6 +373,41 @@ std::error_code poll_wait(PollDesc* pd, PollMode mode) {
   return {};
 }
 
+void poll_wait_spawned(PollDesc* pd, PollMode mode, G* g) {
+  // Go has no counterpart: a goroutine that has never run (late stack
+  // binding: no stack yet) is parked in the slot on behalf of the caller, as
+  // if it had called poll_wait itself. It has no stack to get off, so it is
+  // published at once (no kSlotWait / commit step); from then on any
+  // unblocker may ready it, and this function no longer touches it except
+  // through a winning CAS. An edge already recorded is left in the slot for
+  // the goroutine's own first wait to consume (it reads after a wait, like a
+  // woken waiter); a deadline or eviction is reported by its first check.
+  if (rearm_of(pd, mode).load()) rearm_moved_deadline(pd, mode);
+  auto& slot = slot_of(pd, mode);
+  const auto gword = reinterpret_cast<std::uintptr_t>(g);
+  std::uintptr_t old = slot.load();
+  for (;;) {
+    if (old == kSlotReady) {
+      ready(g);  // readable already: run it now, the edge stays for it
+      return;
+    }
+    if (old != kSlotNil) {
+      fatal("netpoll: double wait (two goroutines waiting on one fd in one direction)");
+    }
+    g_waiters.fetch_add(1);  // before the G is visible, as commit_wait
+    if (slot.compare_exchange_weak(old, gword)) break;
+    g_waiters.fetch_sub(1);
+  }
+  // The Dekker half of "Waiting": eviction and deadlines store `info`, then
+  // read the slot; we stored the G, now read `info`. If it says the wait
+  // would fail (or a deadline wants re-arming), take the G back and run it
+  // unless an unblocker took it first.
+  if (poll_check(pd, mode) || rearm_of(pd, mode).load()) {
+    std::uintptr_t expected = gword;
+    if (slot.compare_exchange_strong(expected, kSlotNil)) ready_waiter(g);
+  }
+}
+
 void poll_prepare(PollDesc* pd, PollMode mode) {
   auto& slot = slot_of(pd, mode);
   // relaxed: only this goroutine turns `ready` into anything but `ready`

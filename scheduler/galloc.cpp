@@ -356,6 +356,19 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
   return g;
 }
 
+void start_g_parked(G* g, const TaskVTable* vt, WaitReason why) noexcept {
+  g->task = vt;
+  M* m = runtime_enter();
+  P* p = m->p;
+  // Counted as spawned now, as start_g: it is a goroutine from here on.
+  p->spawned.store(p->spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  g->wait_reason.store(why, std::memory_order_relaxed);
+  g->park_time.store(sched.sysmon_clock.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  // release: whoever readies it (another thread) sees the body and the id.
+  g->status.store(GStatus::kWaiting, std::memory_order_release);
+  runtime_leave();
+}
+
 void abandon_g(G* g) noexcept {
   M* m = runtime_enter();
   gfree_put(m->p, g);

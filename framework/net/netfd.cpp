@@ -93,6 +93,10 @@ void NetFd::destroy() {
   state_.store(kClosed | kDestroyed, std::memory_order_release);
 }
 
+void NetFd::hand_to_poller(detail::G* g, void* pd) {
+  detail::poll_wait_spawned(static_cast<detail::PollDesc*>(pd), PollMode::kRead, g);
+}
+
 Result<void> NetFd::close() {
   std::uint64_t s = state_.fetch_or(kClosed, std::memory_order_acq_rel);
   if (s & kClosed) return errc::closed;

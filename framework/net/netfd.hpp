@@ -37,13 +37,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <source_location>
 
+#include "goro/detail/spawn.hpp"
 #include "goro/net.hpp"
 #include "goro/result.hpp"
 
 namespace goro::detail {
+struct G;
 struct PollDesc;
-}
+}  // namespace goro::detail
 
 namespace goro::net {
 
@@ -84,6 +87,21 @@ class NetFd {
   using WriteOp = long (*)(int fd, void* arg);
   Result<std::size_t> write_op(WriteOp op, void* arg);
 
+  // Spawns `fn` as a goroutine parked in this descriptor's read wait: it
+  // runs once the socket is readable, its read deadline passes or it is
+  // closed (its first read says which). Until then it holds no stack, only
+  // a G (goro/detail/spawn.hpp spawn_parked): for a connection at rest
+  // whose goroutine ends (framework/http "Released while idle"). Nobody
+  // may be reading, or read until `fn` runs; `fn` must keep this NetFd
+  // alive. Throws as goro::go (no stack credit, no memory).
+  template <class F>
+  void go_when_readable(F&& fn,
+                        const std::source_location& where = std::source_location::current()) {
+    read_drained_ = true;  // its first read waits: consumes the edge that woke it
+    ::goro::detail::spawn_parked(std::forward<F>(fn), 0, where, ::goro::detail::WaitReason::kIOWait,
+                                 &hand_to_poller, pd_);
+  }
+
   // `when` in nanotime(), 0 clears; mode: 1 read, 2 write, 3 both.
   Result<void> set_deadline(std::int64_t when, int mode);
 
@@ -121,6 +139,7 @@ class NetFd {
   bool acquire();
   void release();
   void destroy();
+  static void hand_to_poller(::goro::detail::G* g, void* pd);
 
   static constexpr std::uint64_t kClosed = 1;
   static constexpr std::uint64_t kDestroyed = 2;

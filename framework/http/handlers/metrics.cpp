@@ -86,6 +86,9 @@ std::string metrics_text() {
          m.in_flight.load(rl));
   metric(out, "goro_http_connections", "gauge", "Open HTTP connections.",
          m.connections_open.load(rl));
+  metric(out, "goro_http_connections_released", "gauge",
+         "Idle keep-alive connections whose goroutine was released (idle_release_after).",
+         m.connections_released.load(rl));
   metric(out, "goro_http_connections_total", "counter", "Accepted HTTP connections.",
          m.connections_total.load(rl));
   metric(out, "goro_http_connections_rejected_total", "counter",

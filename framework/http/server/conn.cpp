@@ -27,6 +27,7 @@
 #include "framework/http/parser/status_text.hpp"
 #include "framework/http/server/exchange.hpp"
 #include "framework/http/server/http_metrics.hpp"
+#include "framework/net/netfd.hpp"
 #include "framework/tls/tls_impl.hpp"
 #include "goro/detail/check.hpp"
 #include "goro/detail/park.hpp"
@@ -98,9 +99,11 @@ void answer_parse_error(Exchange& x) {
 namespace {
 
 // Reads until the parser reports a head. False: close the connection
-// (`linger` says how).
-bool read_head(Exchange& x, bool& linger) {
+// (`linger` says how), or, with `release` set, end this goroutine and leave
+// the connection to a parked one ("Released while idle").
+bool read_head(Exchange& x, bool& linger, bool& release) {
   bool head_deadline_set = false;
+  net::Clock::time_point release_at{};  // when this rest releases the goroutine
   if (!x.unread().empty()) x.started = net::Clock::now();
   for (;;) {
     ParseResult r = x.parser.parse(x.unread());
@@ -126,20 +129,42 @@ bool read_head(Exchange& x, bool& linger) {
         x.set_read_deadline(x.e->accepted + x.s->opts.idle_timeout);
       }
     } else if (at_rest) {
-      if (x.e->state.load() == ConnEntry::kActive && !x.e->transition_to_idle()) return false;
+      // A rest begins after a response (kActive); a goroutine started for a
+      // released connection continues the one its predecessor began (kIdle).
+      const bool new_rest = x.e->state.load() == ConnEntry::kActive;
+      if (new_rest && !x.e->transition_to_idle()) return false;
       if (x.s->draining.load()) return false;
       x.release_buffers();
-      if (x.s->opts.idle_timeout.count() > 0) {
-        x.set_read_deadline(x.s->opts.idle_timeout);
-      } else {
-        x.set_read_deadline(net::Clock::time_point{});
+      const net::Clock::time_point now = net::Clock::now();
+      if (new_rest) {
+        x.e->idle_until = x.s->opts.idle_timeout.count() > 0 ? now + x.s->opts.idle_timeout
+                                                             : net::Clock::time_point{};
       }
+      // The read deadline: the end of the rest, or sooner the moment to
+      // release the goroutine. Under load a connection's next request
+      // comes long before either (the deadline is then moved later without
+      // a timer operation: netpoll's lazy extension).
+      net::Clock::time_point deadline = x.e->idle_until;
+      release_at = {};
+      if (x.s->opts.idle_release_after.count() > 0 && x.s->opts.stack_size == 0) {
+        const net::Clock::time_point r = now + x.s->opts.idle_release_after;
+        if (deadline == net::Clock::time_point{} || r < deadline) deadline = release_at = r;
+      }
+      x.set_read_deadline(deadline);
     } else if (!head_deadline_set) {
       if (x.s->opts.read_header_timeout.count() > 0)
         x.set_read_deadline(x.started + x.s->opts.read_header_timeout);
       head_deadline_set = true;
     }
     Result<std::size_t> n = x.read_more();
+    if (!n && n.error() == goro::errc::timeout && at_rest &&
+        release_at != net::Clock::time_point{} && x.unread().empty() && x.out.empty()) {
+      // Rested until release_at, not until the end of the rest: the
+      // goroutine goes, the rest's own deadline stays on the socket.
+      x.set_read_deadline(x.e->idle_until);
+      release = true;
+      return false;
+    }
     if (!n && n.error() == goro::errc::timeout && !at_rest) {
       // Part of a head, then nothing for read_header_timeout: closed
       // without an answer (Go, nginx), logged as nginx does (408).
@@ -499,49 +524,79 @@ bool start_tls(ServerState& s, ConnEntry& e, tls::Conn& tc, bool& linger) {
 
 }  // namespace
 
-// By value: the connection goroutine owns its references to the server and
-// the entry for as long as it runs (the server may drop its own meanwhile).
-// NOLINTNEXTLINE(performance-unnecessary-value-param)
-void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) {
-  ServerState& s = *sp;
-  HttpMetrics& m = http_metrics();
-  m.connections_open.fetch_add(1, std::memory_order_relaxed);
-  bool linger_after = false;
-  // HTTPS: the handshake first, before the Exchange's buffers exist (a
-  // flood of handshakes that never finish costs their goroutines and
-  // OpenSSL's state, nothing of ours).
-  std::optional<tls::Conn> tc;
-  bool serve = true;
-  if (std::shared_ptr<const tls::Context> ctx = s.current_tls()) {
-    tc.emplace(tls::detail::server_over(ep->conn, std::move(ctx)));
-    serve = start_tls(s, *ep, *tc, linger_after);
-    if (serve) {
-      // TLS buffers: kept while requests come (OpenSSL's own release after
-      // every record cost an allocation and a free of 17 KiB each way, a
-      // twentieth of a keep-alive request), given back by the server's
-      // sweep once the connection has rested a whole second.
-      tls::detail::keep_buffers(*tc);
-      goro::detail::ThreadLockGuard lock(s.conns_mu);
-      ep->tls = &*tc;
-    }
+namespace {
+
+// The end of a connection, on its last goroutine: close (or linger), leave
+// the registry, and, as the very last act, tell serve() this goroutine is
+// done with the server's sockets.
+void finish_conn(ServerState& s, ConnEntry& e, bool linger_after) {
+  if (!linger_after) (void)e.conn.close();
+  // Lingers with the Exchange gone: its buffers (rbuf up to kBodyReadBuffer,
+  // out, the header maps) go back now, not after up to kLingerTime. Under a
+  // flood of refused uploads this is most of what a connection costs.
+  if (linger_after) linger_close(e.conn);
+  e.state.store(ConnEntry::kClosed);
+  {
+    goro::detail::ThreadLockGuard lock(s.conns_mu);
+    e.tls = nullptr;  // the sweep never sees it again
+    s.conns.erase(e.self);
   }
-  struct ForgetTls {  // before tc goes, so the sweep never sees it dead
-    ServerState& s;
-    ConnEntry& e;
-    ~ForgetTls() {
-      if (e.tls == nullptr) return;
-      goro::detail::ThreadLockGuard lock(s.conns_mu);
-      e.tls = nullptr;
-    }
-  } forget_tls{s, *ep};
-  if (serve) {
+  http_metrics().connections_open.fetch_sub(1, std::memory_order_relaxed);
+  s.conns_wg.done();
+}
+
+void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep);
+
+// Released while idle (docs/DESIGN.md "Idle connections without a
+// goroutine"). A connection that rested idle_release_after ends its
+// goroutine: the Exchange (read buffer, parser, header maps, handler slot)
+// is gone, the stack goes back to the P's cache as the goroutine exits.
+// What stays is the ConnEntry (socket, TLS state, the rest's deadline) and
+// a goroutine that has never run, parked in the socket's read wait with no
+// stack (late stack binding), holding the two references. Readiness, the
+// idle deadline or a close (shutdown, eviction at the cap) readies it; it
+// binds a stack, builds an Exchange and continues at read_head, which finds
+// the bytes, the timeout or the closed socket exactly as the old goroutine
+// would have. The state machine does not change: the connection stays
+// kIdle throughout, so shutdown's sweep and the cap's eviction close it as
+// any idle one. Returns false when no goroutine could be made (no stack
+// credit, no memory): the caller closes the connection.
+bool park_until_readable(const std::shared_ptr<ServerState>& sp,
+                         const std::shared_ptr<ConnEntry>& ep) {
+  net::NetFd* fd = goro::detail::NetConnAccess::netfd(ep->conn);
+  if (fd == nullptr) return false;
+  std::atomic<std::int64_t>& released = http_metrics().connections_released;
+  try {
+    // Counted before the goroutine can start (it may run at once).
+    released.fetch_add(1, std::memory_order_relaxed);
+    fd->go_when_readable([sp, ep]() mutable {
+      http_metrics().connections_released.fetch_sub(1, std::memory_order_relaxed);
+      serve_requests(std::move(sp), std::move(ep));
+    });
+  } catch (const std::exception& e) {
+    released.fetch_sub(1, std::memory_order_relaxed);
+    sp->log(fmt::format("http: closing idle connection from {}: {}",
+                        ep->conn.remote_addr().to_string(), e.what()));
+    return false;
+  }
+  return true;
+}
+
+// One goroutine's share of a connection: requests until the connection
+// closes, or until it rests long enough to be released.
+// NOLINTNEXTLINE(performance-unnecessary-value-param): owned for the goroutine's life
+void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) {
+  ServerState& s = *sp;
+  bool linger_after = false;
+  bool release = false;
+  {
     Exchange x(&s, ep.get());
-    x.tls = tc ? &*tc : nullptr;
+    x.tls = ep->tls;
     bool linger = false;
     try {
       x.rbuf.resize(kInitialReadBuffer);
       for (;;) {
-        if (!read_head(x, linger)) break;
+        if (!read_head(x, linger, release)) break;
         serve_one(x);
         if (x.close_after) {
           linger = x.body_state != BodyState::kDone || !x.unread().empty();
@@ -550,26 +605,51 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
         x.reset_request();
       }
     } catch (const std::exception& e) {
+      release = false;
       drop_after_exception(x, e.what());
     } catch (...) {
+      release = false;
       drop_after_exception(x, "unknown exception");
     }
-    if (x.flush_out() && linger && !x.aborted) linger_after = true;
-    // Over TLS a whole exchange ends with a close_notify; a cut one
-    // (aborted) without, so the client sees the truncation.
-    if (tc && !x.aborted) tls::detail::close_notify_now(*tc);
-  }
-  if (!linger_after) (void)ep->conn.close();
-  // Lingers with the Exchange gone: its buffers (rbuf up to kBodyReadBuffer,
-  // out, the header maps) go back now, not after up to kLingerTime. Under a
-  // flood of refused uploads this is most of what a connection costs.
-  if (linger_after) linger_close(ep->conn);
-  ep->state.store(ConnEntry::kClosed);
-  {
+    if (!release) {
+      if (x.flush_out() && linger && !x.aborted) linger_after = true;
+      // Over TLS a whole exchange ends with a close_notify; a cut one
+      // (aborted) without, so the client sees the truncation.
+      if (ep->tls != nullptr && !x.aborted) tls::detail::close_notify_now(*ep->tls);
+    }
+  }  // the Exchange goes before another goroutine may build the next one
+  if (release && park_until_readable(sp, ep)) return;
+  if (release && ep->tls != nullptr) tls::detail::close_notify_now(*ep->tls);
+  finish_conn(s, *ep, linger_after);
+}
+
+}  // namespace
+
+// By value: the connection goroutine owns its references to the server and
+// the entry for as long as it runs (the server may drop its own meanwhile).
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
+void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) {
+  ServerState& s = *sp;
+  http_metrics().connections_open.fetch_add(1, std::memory_order_relaxed);
+  // HTTPS: the handshake first, before the Exchange's buffers exist (a
+  // flood of handshakes that never finish costs their goroutines and
+  // OpenSSL's state, nothing of ours).
+  if (std::shared_ptr<const tls::Context> ctx = s.current_tls()) {
+    ep->tls_conn.emplace(tls::detail::server_over(ep->conn, std::move(ctx)));
+    bool linger_after = false;
+    if (!start_tls(s, *ep, *ep->tls_conn, linger_after)) {
+      finish_conn(s, *ep, linger_after);
+      return;
+    }
+    // TLS buffers: kept while requests come (OpenSSL's own release after
+    // every record cost an allocation and a free of 17 KiB each way, a
+    // twentieth of a keep-alive request), given back by the server's
+    // sweep once the connection has rested a whole second.
+    tls::detail::keep_buffers(*ep->tls_conn);
     goro::detail::ThreadLockGuard lock(s.conns_mu);
-    s.conns.erase(ep->self);
+    ep->tls = &*ep->tls_conn;
   }
-  m.connections_open.fetch_sub(1, std::memory_order_relaxed);
+  serve_requests(std::move(sp), std::move(ep));
 }
 
 void ServerState::sweep_tls_buffers() {

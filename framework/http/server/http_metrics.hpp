@@ -17,6 +17,8 @@ inline constexpr std::array<double, 14> kLatencyBuckets = {
 
 struct HttpMetrics {
   std::atomic<std::int64_t> connections_open{0};
+  // Open and idle with no goroutine (conn.cpp "Released while idle").
+  std::atomic<std::int64_t> connections_released{0};
   std::atomic<std::uint64_t> connections_total{0};
   std::atomic<std::uint64_t> connections_rejected{0};  // over max_connections (503)
   std::atomic<std::uint64_t> connections_evicted{0};   // closed at rest to admit another

@@ -297,8 +297,9 @@ void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) 
       });
     } else {
       goro::go(goro::SpawnOptions{.stack_size = s->opts.stack_size}, [s, entry]() mutable {
-        detail::serve_conn(s, std::move(entry));
-        s->conns_wg.done();  // `s` (captured) keeps the WaitGroup alive
+        // Its last goroutine calls conns_wg.done() (the connection may
+        // outlive this one: conn.cpp "Released while idle").
+        detail::serve_conn(std::move(s), std::move(entry));
       });
     }
   } catch (...) {

@@ -51,10 +51,21 @@ struct ConnEntry {
   std::atomic<int> state{kNew};
   // Set at construction (in the accept loop), read-only afterwards.
   const net::Clock::time_point accepted = net::Clock::now();
-  // HTTPS: the connection's TLS layer while its goroutine serves it, else
-  // null. Set and cleared by that goroutine under the server's conns_mu;
-  // read under it by the TLS buffer sweep (ServerState::sweep_tls_buffers).
+  // HTTPS: the connection's TLS layer, owned here (after `conn`, which it
+  // borrows, so destroyed before it) because it outlives each of the
+  // connection's goroutines (conn.cpp "Released while idle"). Written only
+  // by the handshake, before `tls` points at it.
+  std::optional<tls::Conn> tls_conn;
+  // &*tls_conn while the connection is being served, else null. Set and
+  // cleared by the connection's goroutine of the moment under the server's
+  // conns_mu; read under it by the TLS buffer sweep
+  // (ServerState::sweep_tls_buffers).
   tls::Conn* tls = nullptr;
+  // When the current rest between requests ends (idle_timeout after the
+  // response that began it; time_point{}: never). Owned by the connection's
+  // goroutine of the moment: a goroutine released while idle hands it to the
+  // next one (conn.cpp "Released while idle"), whose start happens after.
+  net::Clock::time_point idle_until{};
   // Requests begun, counted by the connection goroutine (relaxed: only a
   // hint for the sweep, which compares it with what it saw a second ago).
   std::atomic<std::uint32_t> activity{0};

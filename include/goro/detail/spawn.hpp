@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "goro/detail/park.hpp"
+
 namespace goro::detail {
 
 struct G;
@@ -35,6 +37,10 @@ void abandon_g(G* g) noexcept;
 // Sets the body and makes the G runnable (runnext of the current P, Go's newproc).
 void start_g(G* g, const TaskVTable* vt) noexcept;
 
+// Sets the body and leaves the G parked (kWaiting, `why`) instead of
+// runnable: the caller hands it at once to whoever will ready() it (a wait
+// slot of the netpoller: spawn_parked below).
+void start_g_parked(G* g, const TaskVTable* vt, WaitReason why) noexcept;
 int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, int max_threads);
 
 template <class Fn>
@@ -57,6 +63,28 @@ void spawn(F&& fn, std::size_t stack_size, const std::source_location& where) {
     throw;
   }
   start_g(g, &TaskOps<Fn>::vtable);
+}
+
+// A goroutine born parked: `fn` runs once whatever `hand_off(g, arg)` gave
+// the G to readies it (NetFd::go_when_readable: the netpoller, when the
+// socket is readable). With a callable of up to 64 bytes and the default
+// stack size it holds no stack until then (late stack binding): a G and a
+// stack credit. `hand_off` runs on the spawning goroutine and must not park.
+template <class F>
+void spawn_parked(F&& fn, std::size_t stack_size, const std::source_location& where, WaitReason why,
+                  void (*hand_off)(G* g, void* arg), void* arg) {
+  using Fn = std::decay_t<F>;
+  static_assert(std::is_invocable_v<Fn&>, "spawn_parked needs a callable taking no arguments");
+  void* storage = nullptr;
+  G* g = new_g(stack_size, sizeof(Fn), alignof(Fn), &storage, where);
+  try {
+    ::new (storage) Fn(std::forward<F>(fn));
+  } catch (...) {
+    abandon_g(g);
+    throw;
+  }
+  start_g_parked(g, &TaskOps<Fn>::vtable, why);
+  hand_off(g, arg);
 }
 
 }  // namespace goro::detail

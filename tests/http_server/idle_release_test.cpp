@@ -1,0 +1,183 @@
+// Idle connections without a goroutine (ServerOptions::idle_release_after;
+// framework/http/server/conn.cpp "Released while idle"): a keep-alive
+// connection at rest gives its goroutine back, and everything a connection
+// at rest must do still works: the next request (whole, split, pipelined,
+// with a body), the idle timeout, graceful shutdown, eviction at the cap,
+// and release and wake-up racing each other from many clients at once.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "goro/http/metrics.hpp"
+#include "tests/http_server/test_util.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using goro_test::Client;
+using goro_test::get;
+using goro_test::TestServer;
+namespace http = goro::http;
+
+http::Router routes() {
+  http::Router r;
+  r.handle("GET /plaintext", [](http::Request&, http::ResponseWriter& w) {
+    w.header().set("Content-Type", "text/plain");
+    (void)w.write("Hello, World!");
+  });
+  r.handle("POST /echo", [](http::Request& req, http::ResponseWriter& w) {
+    auto body = req.body().read_all();
+    if (!body) return;
+    (void)w.write(*body);
+  });
+  return r;
+}
+
+// goro_http_connections_released from /metrics' text (process-wide).
+long released_now() {
+  const std::string text = http::metrics_text();
+  const std::string key = "\ngoro_http_connections_released ";
+  const std::size_t at = text.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stol(text.substr(at + key.size()));
+}
+
+// Polls until `pred` holds or `limit` passes; the last value of pred.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return pred();
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+std::string post_echo(std::string_view body) {
+  return fmt::format("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n{}", body.size(),
+                     body);
+}
+
+TEST(IdleRelease, ReleasedConnectionsServeTheirNextRequests) {
+  const long base = released_now();
+  ASSERT_GE(base, 0) << "goro_http_connections_released missing from /metrics";
+  TestServer s(routes(), {.idle_release_after = 50ms});
+  constexpr int kConns = 20;
+  std::vector<Client> cs;
+  for (int i = 0; i < kConns; ++i) {
+    cs.emplace_back(s.port());
+    ASSERT_TRUE(cs.back().send(get("/plaintext")));
+    EXPECT_EQ(cs.back().read_response().status, 200);
+  }
+  EXPECT_TRUE(eventually([&] { return released_now() == base + kConns; }))
+      << "released: " << released_now() - base;
+  // A whole request, a pipelined pair, a body: each wakes a goroutine.
+  for (int i = 0; i < kConns; ++i) {
+    Client& c = cs[static_cast<std::size_t>(i)];
+    const std::string body = fmt::format("body-{}-{}", i, std::string(5000, 'x'));
+    if (i % 3 == 0) {
+      ASSERT_TRUE(c.send(get("/plaintext")));
+      auto r = c.read_response();
+      EXPECT_EQ(r.status, 200);
+      EXPECT_EQ(r.body, "Hello, World!");
+    } else if (i % 3 == 1) {
+      ASSERT_TRUE(c.send(get("/plaintext") + post_echo(body)));
+      EXPECT_EQ(c.read_response().body, "Hello, World!");
+      EXPECT_EQ(c.read_response().body, body);
+    } else {
+      ASSERT_TRUE(c.send(post_echo(body)));
+      EXPECT_EQ(c.read_response().body, body);
+    }
+  }
+  // And at rest again, released again.
+  EXPECT_TRUE(eventually([&] { return released_now() == base + kConns; }))
+      << "released: " << released_now() - base;
+  cs.clear();  // the clients close: each goroutine wakes to the EOF and ends
+  EXPECT_TRUE(eventually([&] { return released_now() == base; }))
+      << "released: " << released_now() - base;
+}
+
+// A head that arrives in two pieces across the wake-up: the new goroutine
+// keeps reading under the read-header timeout.
+TEST(IdleRelease, AHeadSplitAcrossTheWakeUpIsServed) {
+  TestServer s(routes(), {.idle_release_after = 30ms});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  std::this_thread::sleep_for(150ms);
+  ASSERT_TRUE(c.send("GET /plaintext HTTP/1.1\r\nHo"));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(c.send("st: t\r\n\r\n"));
+  EXPECT_EQ(c.read_response().status, 200);
+}
+
+// The idle timeout runs from the response, across the release: not
+// restarted by it, not cut short by it.
+TEST(IdleRelease, IdleTimeoutStillClosesAReleasedConnection) {
+  TestServer s(routes(), {.idle_timeout = 600ms, .idle_release_after = 50ms});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(c.closed_by_peer());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 500ms) << "closed before its idle timeout";
+  EXPECT_LT(took, 4s);
+}
+
+TEST(IdleRelease, ShutdownClosesReleasedConnectionsAtOnce) {
+  const long base = released_now();
+  TestServer s(routes(), {.idle_release_after = 30ms});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  ASSERT_TRUE(eventually([&] { return released_now() == base + 1; }));
+  const auto start = std::chrono::steady_clock::now();
+  s.stop(10s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_TRUE(c.closed_by_peer());
+  EXPECT_EQ(released_now(), base);
+}
+
+TEST(IdleRelease, AReleasedConnectionIsEvictedAtTheCap) {
+  const long base = released_now();
+  TestServer s(routes(), {.idle_release_after = 30ms, .max_connections = 1});
+  Client a(s.port());
+  ASSERT_TRUE(a.send(get("/plaintext")));
+  EXPECT_EQ(a.read_response().status, 200);
+  ASSERT_TRUE(eventually([&] { return released_now() == base + 1; }));
+  Client b(s.port());
+  ASSERT_TRUE(b.send(get("/plaintext")));
+  EXPECT_EQ(b.read_response().status, 200);
+  EXPECT_TRUE(a.closed_by_peer());
+}
+
+// Release and wake-up racing: clients pause around the release threshold,
+// so requests arrive just before, during and after the goroutine's end and
+// the parked one's start. Every request is answered, in order. (TSan and
+// the debug preset's perturbed scheduling run it too.)
+TEST(IdleRelease, RequestsRacingTheReleaseAreAllServed) {
+  TestServer s(routes(), {.idle_release_after = 5ms});
+  constexpr int kClients = 12;
+  constexpr int kRounds = 25;
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kClients; ++t) {
+    ts.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      Client c(s.port());
+      for (int i = 0; i < kRounds; ++i) {
+        const std::string body = fmt::format("{}:{}", t, i);
+        if (!c.send(post_echo(body)) || c.read_response().body != body) ++bad;
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 12000));
+      }
+    });
+  }
+  for (auto& t : ts)
+    t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+}  // namespace
