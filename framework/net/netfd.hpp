@@ -39,6 +39,7 @@
 #include <memory>
 #include <source_location>
 
+#include "framework/net/slab.hpp"
 #include "goro/detail/spawn.hpp"
 #include "goro/net.hpp"
 #include "goro/result.hpp"
@@ -56,6 +57,14 @@ class NetFd {
   // the fd is closed.
   static Result<std::unique_ptr<NetFd>> open(int fd);
   ~NetFd();
+  // From a slab (slab.hpp): a connection's NetFd lives as long as the
+  // connection and must not pin a page of the general heap.
+  static void* operator new(std::size_t) {
+    return slab::SlabPool<sizeof(NetFd), alignof(NetFd)>::instance().allocate();
+  }
+  static void operator delete(void* p) noexcept {
+    slab::SlabPool<sizeof(NetFd), alignof(NetFd)>::instance().deallocate(p);
+  }
 
   NetFd(const NetFd&) = delete;
   NetFd& operator=(const NetFd&) = delete;

@@ -28,7 +28,8 @@ as ratios to Go's, with the per-round goro/Go ratios.
 
 Idle memory: a client opens N keep-alive connections, sends one request on
 each, reads the answer and holds them; the server's RSS (all its processes)
-after, less its RSS before, over N. Idle TLS memory (--idle-tls): the same
+4 s after the last one (at rest: goro has released their goroutines), less
+its RSS before, over N. Idle TLS memory (--idle-tls): the same
 over TLS (Python's ssl module, one full handshake each), goro, Go and nginx:
 the RSS per idle TLS connection.
 
@@ -360,7 +361,12 @@ def idle_memory(kind, n, args, bins, tmp, tls=None):
         t0 = time.time()
         socks = hold_idle(srv.addr, n, ctx)
         secs = time.time() - t0
-        time.sleep(1.0)
+        # At rest for 4 s (every server alike): goro releases an idle
+        # connection's goroutine after 1 s (idle_release_after), its next
+        # once-a-second sweep gives OpenSSL's buffers and the heap's free
+        # pages back, and sysmon returns stacks unused for a whole half
+        # second period.
+        time.sleep(4.0)
         after = rss_kib(srv.proc.pid)
         # The servers close a connection idle for 120 s: count what is still open.
         held = open_fds(srv.proc.pid) - fds

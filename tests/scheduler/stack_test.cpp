@@ -156,7 +156,7 @@ TEST(Stacks, QuarterMebibyteOfFramesWorksByDefault) {
 
 // A stack that went deep returns its deep pages to the kernel when it goes
 // back to a cache (stack.hpp "Size"), not only after sysmon's scavenge (which
-// leaves the first 1,024 free stacks alone): 200 goroutines (far fewer than
+// leaves the first 256 free stacks alone): 200 goroutines (fewer than
 // that) each dirty 256 KiB, park, and exit; the RSS they added must be gone
 // as soon as they have exited.
 TEST(Stacks, DeepStacksAreTrimmedWhenTheyReturnToTheCache) {

@@ -569,6 +569,7 @@ bool park_until_readable(const std::shared_ptr<ServerState>& sp,
   try {
     // Counted before the goroutine can start (it may run at once).
     released.fetch_add(1, std::memory_order_relaxed);
+    sp->releases.fetch_add(1, std::memory_order_relaxed);
     fd->go_when_readable([sp, ep]() mutable {
       http_metrics().connections_released.fetch_sub(1, std::memory_order_relaxed);
       serve_requests(std::move(sp), std::move(ep));

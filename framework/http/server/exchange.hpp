@@ -83,6 +83,14 @@ struct HandlerSlot {
   ResponseWriter w{static_cast<Exchange*>(nullptr)};
   HandlerSlot* next_free = nullptr;  // the pool's list; under its lock
 
+  // From a slab (framework/net/slab.hpp), as they are never freed.
+  static void* operator new(std::size_t) {
+    return net::slab::SlabPool<sizeof(HandlerSlot), alignof(HandlerSlot)>::instance().allocate();
+  }
+  static void operator delete(void* p) noexcept {
+    net::slab::SlabPool<sizeof(HandlerSlot), alignof(HandlerSlot)>::instance().deallocate(p);
+  }
+
   HandlerSlot() {
     req.owner_ = &owner;
     req.body_.owner_ = &owner;

@@ -27,6 +27,7 @@
 #include "goro/http/server.hpp"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <signal.h>
 
@@ -260,7 +261,8 @@ std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) {
 // with `conn` closed and the registry as it was.
 void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) {
   detail::HttpMetrics& m = detail::http_metrics();
-  auto entry = std::make_shared<detail::ConnEntry>();
+  auto entry =
+      std::allocate_shared<detail::ConnEntry>(net::slab::SlabAllocator<detail::ConnEntry>{});
   entry->conn = std::move(conn);  // before it is registered: the sweep may close it
   bool over = false;
   bool evicted = false;
@@ -381,14 +383,26 @@ Result<void> Server::serve() {
 
   // HTTPS: once a second, connections at rest for the whole second give
   // OpenSSL's buffers back (ServerState::sweep_tls_buffers).
-  if (s->current_tls()) {
+  // With idle_release_after: once a second, after connections were
+  // released, the heap's free pages go back to the kernel (malloc_trim: the
+  // buffers those connections' goroutines gave back would otherwise stay
+  // resident, docs/DESIGN.md "Idle connections without a goroutine").
+  const bool tls = s->current_tls() != nullptr;
+  if (tls || s->opts.idle_release_after.count() > 0) {
     s->tls_sweep_wg.add(1);
-    goro::go([s] {
+    goro::go([s, tls] {
       for (;;) {
         const std::size_t which =
             goro::select(goro::after_case(std::chrono::seconds(1)), goro::recv(s->tls_sweep_stop));
         if (which != 0) break;
-        s->sweep_tls_buffers();
+        if (tls) s->sweep_tls_buffers();
+        const std::uint64_t releases = s->releases.load(std::memory_order_relaxed);
+        if (releases != s->releases_trimmed) {
+          s->releases_trimmed = releases;
+          // A walk of the heap's free chunks (milliseconds for a big heap):
+          // off the P, so it holds up no goroutine.
+          goro::blocking([] { malloc_trim(0); });
+        }
       }
       s->tls_sweep_wg.done();
     });

@@ -15,6 +15,7 @@
 
 #include "framework/http/parser/request_head.hpp"
 #include "framework/http/server/signals.hpp"
+#include "framework/net/slab.hpp"
 #include "goro/chan.hpp"
 #include "goro/context.hpp"
 #include "goro/detail/thread_lock.hpp"
@@ -70,7 +71,8 @@ struct ConnEntry {
   // hint for the sweep, which compares it with what it saw a second ago).
   std::atomic<std::uint32_t> activity{0};
   std::uint32_t swept_activity = 0;  // the sweep's last look (under conns_mu)
-  std::list<std::shared_ptr<ConnEntry>>::iterator self;
+  std::list<std::shared_ptr<ConnEntry>,
+            net::slab::SlabAllocator<std::shared_ptr<ConnEntry>>>::iterator self;
 
   // kNew or kIdle -> kActive; false when the sweep closed it.
   bool transition_to_active() {
@@ -144,7 +146,9 @@ struct ServerState {
   // Live connections (registry for shutdown). Lock held only for list edits
   // and the sweep's CAS + close, never across a park.
   std::mutex conns_mu;
-  std::list<std::shared_ptr<ConnEntry>> conns;  // newest first
+  // Newest first. The entries and the list's nodes come from slabs
+  // (framework/net/slab.hpp): they live as long as their connections.
+  std::list<std::shared_ptr<ConnEntry>, net::slab::SlabAllocator<std::shared_ptr<ConnEntry>>> conns;
 
   // At max_connections (server.cpp, start_conn): what was evicted and
   // refused since the last log line, and when that line went out (steady
@@ -188,6 +192,10 @@ struct ServerState {
   // with no request begun since the previous sweep (serve()'s TLS goroutine,
   // once a second; conn.cpp "TLS buffers"). Closed when serve() stops.
   void sweep_tls_buffers();
+  // Connections whose goroutine was released while idle, ever (conn.cpp);
+  // the sweep gives the heap's free pages back after new releases.
+  std::atomic<std::uint64_t> releases{0};
+  std::uint64_t releases_trimmed = 0;  // the sweep's last look (its goroutine only)
   Chan<int> tls_sweep_stop{0};
   WaitGroup tls_sweep_wg;
 
