@@ -93,7 +93,12 @@ void spawn_failure_child() {
   TestServer srv([gate](const goro::http::Request& req, goro::http::ResponseWriter& w) {
     if (req.path() == "/fill") {
       // One P: its batch of stack credits is the only one (scheduler/galloc.cpp).
+      // A P that a shrink retires keeps its credits until its goroutine
+      // reaches a scheduling point; without this pause the accept loop,
+      // still on P1, could spawn the next connection's goroutine on P1's
+      // credits (1 run in 8 here).
       goro::set_maxprocs(1);
+      goro::sleep_for(std::chrono::milliseconds(100));
       int n = 0;
       try {
         for (;; ++n)
