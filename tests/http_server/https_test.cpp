@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "goro/http/file_server.hpp"
+#include "goro/http/metrics.hpp"
 #include "goro/http/middleware.hpp"
 #include "tests/http_server/test_util.hpp"
 #include "tests/tls/test_pki.hpp"
@@ -132,6 +133,35 @@ TEST(Https, KeepAlivePipeliningAndTlsState) {
     ASSERT_TRUE(c.send(five));
     for (int i = 0; i < 5; ++i)
       EXPECT_EQ(c.read_response().status, 200) << i;
+  }
+}
+
+// A TLS connection at rest gives its goroutine back (idle_release_after)
+// and OpenSSL's buffers (the sweep); the next request on it, in both TLS
+// versions, wakes a new goroutine that carries on with the same session.
+TEST(Https, ReleasedWhileIdleTheConnectionServesOn) {
+  http::ServerOptions o = tls_options();
+  o.idle_release_after = std::chrono::milliseconds(50);
+  TestServer srv(describe, o);
+  for (int v : {TLS1_3_VERSION, TLS1_2_VERSION}) {
+    CtxPtr ctx = client_ctx(nullptr, v);
+    Client c(srv.port());
+    ASSERT_TRUE(c.start_tls(ctx.get()));
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(c.send(get_request("/")));
+      Client::Response r = c.read_response();
+      ASSERT_TRUE(r.ok) << "request " << i;
+      EXPECT_EQ(r.body, std::string(v == TLS1_3_VERSION ? "TLSv1.3" : "TLSv1.2") +
+                            " alpn=http/1.1 sni=localhost peer= body=0");
+      // Past the release and a buffer sweep (once a second) the second time.
+      std::this_thread::sleep_for(i == 0 ? std::chrono::milliseconds(300)
+                                         : std::chrono::milliseconds(1300));
+    }
+    const std::string metrics = http::metrics_text();
+    const std::string key = "\ngoro_http_connections_released ";
+    const std::size_t at = metrics.find(key);
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_GE(std::stol(metrics.substr(at + key.size())), 1) << "the idle connection's goroutine";
   }
 }
 
