@@ -60,7 +60,12 @@ NetFd::~NetFd() {
   (void)close();
   // Until the last reference is gone and destroy() has run (see "Lifetime"):
   // at once unless another goroutine's close() or operation is still inside.
-  while (!(state_.load(std::memory_order_acquire) & kDestroyed)) {
+  // Off a goroutine (a Conn destroyed after goro::run returned, say, while
+  // a goroutine abandoned at its end still holds a reference) the wait is
+  // bounded: nothing will ever run that goroutine again.
+  const bool on_goroutine = detail::current_g() != nullptr;
+  for (int spins = 0; !(state_.load(std::memory_order_acquire) & kDestroyed); ++spins) {
+    if (!on_goroutine && spins == 100000) break;
     goro::yield();              // in a goroutine: let the others on this P run
     std::this_thread::yield();  // and the closer's thread get the core
   }
@@ -94,6 +99,9 @@ void NetFd::destroy() {
 }
 
 void NetFd::hand_to_poller(detail::G* g, void* pd) {
+  if (detail::take_fault(detail::FaultSite::kParkWindow)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(errno));  // a test's pause
+  }
   detail::poll_wait_spawned(static_cast<detail::PollDesc*>(pd), PollMode::kRead, g);
 }
 

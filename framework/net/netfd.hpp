@@ -102,13 +102,20 @@ class NetFd {
   // a G (goro/detail/spawn.hpp spawn_parked): for a connection at rest
   // whose goroutine ends (framework/http "Released while idle"). Nobody
   // may be reading, or read until `fn` runs; `fn` must keep this NetFd
-  // alive. Throws as goro::go (no stack credit, no memory).
+  // alive. False, with `fn` not moved from, when the descriptor is closed
+  // already. A reference is held until the goroutine is in the wait slot,
+  // so a close() meanwhile cannot recycle the poll descriptor under it: the
+  // close wakes it, or the slot's re-check sees the close and runs it.
+  // Throws as goro::go (no stack credit, no memory), `fn` not moved from.
   template <class F>
-  void go_when_readable(F&& fn,
+  bool go_when_readable(F&& fn,
                         const std::source_location& where = std::source_location::current()) {
+    Ref ref(this);
+    if (!ref.ok()) return false;
     read_drained_ = true;  // its first read waits: consumes the edge that woke it
     ::goro::detail::spawn_parked(std::forward<F>(fn), 0, where, ::goro::detail::WaitReason::kIOWait,
                                  &hand_to_poller, pd_);
+    return true;
   }
 
   // `when` in nanotime(), 0 clears; mode: 1 read, 2 write, 3 both.

@@ -436,6 +436,14 @@ void keep_buffers(Conn& c) {
   SSL_clear_mode(impl->ssl, SSL_MODE_RELEASE_BUFFERS);
 }
 
+void expect_wait(Conn& c) {
+  Conn::Impl* impl = ConnAccess::impl(c);
+  if (impl == nullptr) return;
+  goro::detail::ThreadLockGuard lock(impl->mu);
+  impl->read_drained = true;
+  impl->after_wait = false;
+}
+
 bool release_buffers(Conn& c) {
   Conn::Impl* impl = ConnAccess::impl(c);
   if (impl == nullptr || impl->ssl == nullptr) return false;

@@ -95,6 +95,10 @@ Conn server_over(net::Conn& raw, std::shared_ptr<const Context> ctx);
 // itself once it has been idle a while, with release_buffers() (any
 // goroutine; false when OpenSSL still holds unread bytes, which keeps them).
 void keep_buffers(Conn& c);
+// The connection's next read is to wait for the socket first (it was idle
+// and drained): framework/http's release while idle, whose parked goroutine
+// is woken by the very edge that read must then consume.
+void expect_wait(Conn& c);
 bool release_buffers(Conn& c);
 
 // Sends a close_notify if it can go out without waiting (never parks; a

@@ -8,8 +8,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <random>
 
+#include "goro/detail/fault.hpp"
 #include "goro/http/metrics.hpp"
 #include "tests/http_server/test_util.hpp"
 
@@ -178,6 +180,44 @@ TEST(IdleRelease, RequestsRacingTheReleaseAreAllServed) {
   for (auto& t : ts)
     t.join();
   EXPECT_EQ(bad.load(), 0);
+}
+
+// Eviction racing the release: each new connection evicts the one before
+// it at the cap while that one may be between its read's timeout and its
+// successor's parking (the close must not recycle the poll descriptor under
+// the parked goroutine: NetFd::go_when_readable holds a reference; without
+// it, the next accept may reuse the descriptor: "netpoll: double wait").
+// The server lives on and serves. A fault site holds the window open for
+// 3 ms; the next connections arrive inside it.
+TEST(IdleRelease, EvictionRacingTheReleaseIsSafe) {
+  using goro::detail::FaultSite;
+  TestServer s(routes(), {.idle_release_after = 3ms, .max_connections = 1});
+  goro::detail::arm_fault(FaultSite::kParkWindow, 1000000, 3000);
+  const std::uint64_t taken0 = goro::detail::faults_taken(FaultSite::kParkWindow);
+  std::mt19937 rng(7);
+  int served = 0;
+  constexpr int kRounds = 150;
+  for (int i = 0; i < kRounds; ++i) {
+    // At a cap of 1, a is refused (503) while the last round's c is still
+    // finishing its response (mid-request, not evictable): try again.
+    std::optional<Client> a;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      a.emplace(s.port());
+      if (a->send(get("/plaintext")) && a->read_response().status == 200) break;
+      a.reset();
+      std::this_thread::sleep_for(2ms);
+    }
+    ASSERT_TRUE(a) << "round " << i << ": never admitted";
+    std::this_thread::sleep_for(std::chrono::microseconds(3500 + rng() % 2000));
+    // b evicts a, which may be in the window; c, accepted right after,
+    // would be handed a's recycled poll descriptor.
+    Client b(s.port());
+    Client c(s.port());
+    if (c.send(get("/plaintext")) && c.read_response().status == 200) ++served;
+  }
+  goro::detail::arm_fault(FaultSite::kParkWindow, 0, 0);
+  EXPECT_EQ(served, kRounds);
+  EXPECT_GT(goro::detail::faults_taken(FaultSite::kParkWindow), taken0);
 }
 
 }  // namespace

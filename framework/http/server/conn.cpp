@@ -527,8 +527,8 @@ bool start_tls(ServerState& s, ConnEntry& e, tls::Conn& tc, bool& linger) {
 namespace {
 
 // The end of a connection, on its last goroutine: close (or linger), leave
-// the registry, and, as the very last act, tell serve() this goroutine is
-// done with the server's sockets.
+// the registry. The caller then drops its references and calls
+// end_conn_goroutine.
 void finish_conn(ServerState& s, ConnEntry& e, bool linger_after) {
   if (!linger_after) (void)e.conn.close();
   // Lingers with the Exchange gone: its buffers (rbuf up to kBodyReadBuffer,
@@ -542,10 +542,28 @@ void finish_conn(ServerState& s, ConnEntry& e, bool linger_after) {
     s.conns.erase(e.self);
   }
   http_metrics().connections_open.fetch_sub(1, std::memory_order_relaxed);
-  s.conns_wg.done();
+}
+
+// The connection's last act: its entry (socket, TLS state) is destroyed
+// here if this was the last reference, and only then is serve() told this
+// connection is done (it may return, and goro::run with it, right after).
+void end_conn_goroutine(std::shared_ptr<ServerState>& sp, std::shared_ptr<ConnEntry>& ep) {
+  ep.reset();
+  sp->conns_wg.done();  // `sp` keeps the WaitGroup alive until we return
 }
 
 void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep);
+
+// The parked successor's body: both references moved in, so the goroutine
+// that releases a connection holds none once the successor may run.
+struct ResumeConn {
+  std::shared_ptr<ServerState> sp;
+  std::shared_ptr<ConnEntry> ep;
+  void operator()() {
+    http_metrics().connections_released.fetch_sub(1, std::memory_order_relaxed);
+    serve_requests(std::move(sp), std::move(ep));
+  }
+};
 
 // Released while idle (docs/DESIGN.md "Idle connections without a
 // goroutine"). A connection that rested idle_release_after ends its
@@ -559,28 +577,32 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
 // the bytes, the timeout or the closed socket exactly as the old goroutine
 // would have. The state machine does not change: the connection stays
 // kIdle throughout, so shutdown's sweep and the cap's eviction close it as
-// any idle one. Returns false when no goroutine could be made (no stack
-// credit, no memory): the caller closes the connection.
-bool park_until_readable(const std::shared_ptr<ServerState>& sp,
-                         const std::shared_ptr<ConnEntry>& ep) {
-  net::NetFd* fd = goro::detail::NetConnAccess::netfd(ep->conn);
+// any idle one. True: `resume` was moved into the parked goroutine. False:
+// the connection was closed meanwhile, or no goroutine could be made (no
+// stack credit, no memory); `resume` still holds the references and the
+// caller closes the connection.
+bool park_until_readable(ResumeConn& resume) {
+  ServerState& s = *resume.sp;
+  ConnEntry& e = *resume.ep;
+  net::NetFd* fd = goro::detail::NetConnAccess::netfd(e.conn);
   if (fd == nullptr) return false;
+  if (e.tls != nullptr) tls::detail::expect_wait(*e.tls);
   std::atomic<std::int64_t>& released = http_metrics().connections_released;
+  // Counted before the goroutine can start (it may run at once).
+  released.fetch_add(1, std::memory_order_relaxed);
+  s.releases.fetch_add(1, std::memory_order_relaxed);
   try {
-    // Counted before the goroutine can start (it may run at once).
-    released.fetch_add(1, std::memory_order_relaxed);
-    sp->releases.fetch_add(1, std::memory_order_relaxed);
-    fd->go_when_readable([sp, ep]() mutable {
-      http_metrics().connections_released.fetch_sub(1, std::memory_order_relaxed);
-      serve_requests(std::move(sp), std::move(ep));
-    });
-  } catch (const std::exception& e) {
-    released.fetch_sub(1, std::memory_order_relaxed);
-    sp->log(fmt::format("http: closing idle connection from {}: {}",
-                        ep->conn.remote_addr().to_string(), e.what()));
-    return false;
+    if (fd->go_when_readable(std::move(resume))) return true;
+  } catch (const std::exception& ex) {
+    try {
+      s.log(fmt::format("http: closing idle connection from {}: {}",
+                        e.conn.remote_addr().to_string(), ex.what()));
+    } catch (...) {
+      // Out of memory for the log line too: the close still happens.
+    }
   }
-  return true;
+  released.fetch_sub(1, std::memory_order_relaxed);
+  return false;
 }
 
 // One goroutine's share of a connection: requests until the connection
@@ -591,7 +613,23 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
   bool linger_after = false;
   bool release = false;
   {
-    Exchange x(&s, ep.get());
+    // Built on every wake of a released connection: an exception here
+    // (bad_alloc) closes this connection, not the process.
+    std::optional<Exchange> xo;
+    try {
+      xo.emplace(&s, ep.get());
+    } catch (const std::exception& ex) {
+      try {
+        s.log(fmt::format("http: dropping connection from {}: {}",
+                          ep->conn.remote_addr().to_string(), ex.what()));
+      } catch (...) {
+        // Out of memory for the log line too: the drop still happens.
+      }
+      finish_conn(s, *ep, false);
+      end_conn_goroutine(sp, ep);
+      return;
+    }
+    Exchange& x = *xo;
     x.tls = ep->tls;
     bool linger = false;
     try {
@@ -619,9 +657,15 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
       if (ep->tls != nullptr && !x.aborted) tls::detail::close_notify_now(*ep->tls);
     }
   }  // the Exchange goes before another goroutine may build the next one
-  if (release && park_until_readable(sp, ep)) return;
-  if (release && ep->tls != nullptr) tls::detail::close_notify_now(*ep->tls);
-  finish_conn(s, *ep, linger_after);
+  if (release) {
+    ResumeConn resume{std::move(sp), std::move(ep)};
+    if (park_until_readable(resume)) return;  // this goroutine holds nothing now
+    sp = std::move(resume.sp);
+    ep = std::move(resume.ep);
+    if (ep->tls != nullptr) tls::detail::close_notify_now(*ep->tls);
+  }
+  finish_conn(*sp, *ep, linger_after);
+  end_conn_goroutine(sp, ep);
 }
 
 }  // namespace
@@ -640,6 +684,7 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
     bool linger_after = false;
     if (!start_tls(s, *ep, *ep->tls_conn, linger_after)) {
       finish_conn(s, *ep, linger_after);
+      end_conn_goroutine(sp, ep);
       return;
     }
     // TLS buffers: kept while requests come (OpenSSL's own release after

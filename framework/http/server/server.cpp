@@ -27,7 +27,9 @@
 #include "goro/http/server.hpp"
 
 #include <fmt/format.h>
+#if defined(__GLIBC__)
 #include <malloc.h>
+#endif
 
 #include <signal.h>
 
@@ -396,13 +398,20 @@ Result<void> Server::serve() {
             goro::select(goro::after_case(std::chrono::seconds(1)), goro::recv(s->tls_sweep_stop));
         if (which != 0) break;
         if (tls) s->sweep_tls_buffers();
+#if defined(__GLIBC__)
+        // A walk of every arena's free chunks under its lock (1-3 ms for a
+        // big heap, stalling threads that allocate meanwhile): after a burst
+        // of releases (256 or more since the last trim) at once, after a
+        // trickle at most every 10 s. In goro::blocking: off the P.
         const std::uint64_t releases = s->releases.load(std::memory_order_relaxed);
-        if (releases != s->releases_trimmed) {
+        const std::uint64_t fresh = releases - s->releases_trimmed;
+        ++s->sweeps_since_trim;
+        if (fresh >= 256 || (fresh > 0 && s->sweeps_since_trim >= 10)) {
           s->releases_trimmed = releases;
-          // A walk of the heap's free chunks (milliseconds for a big heap):
-          // off the P, so it holds up no goroutine.
+          s->sweeps_since_trim = 0;
           goro::blocking([] { malloc_trim(0); });
         }
+#endif
       }
       s->tls_sweep_wg.done();
     });

@@ -195,7 +195,8 @@ struct ServerState {
   // Connections whose goroutine was released while idle, ever (conn.cpp);
   // the sweep gives the heap's free pages back after new releases.
   std::atomic<std::uint64_t> releases{0};
-  std::uint64_t releases_trimmed = 0;  // the sweep's last look (its goroutine only)
+  std::uint64_t releases_trimmed = 0;  // at the last trim (the sweep's goroutine only)
+  int sweeps_since_trim = 0;           // (the sweep's goroutine only)
   Chan<int> tls_sweep_stop{0};
   WaitGroup tls_sweep_wg;
 

@@ -27,6 +27,11 @@ enum class FaultSite : std::uint8_t {
   // closer's thread for `err` microseconds, so a test can hold that window
   // open (tests/net/stress_test.cpp).
   kCloseWindow,
+  // The same kind of pause in NetFd::go_when_readable, before the parked
+  // goroutine is published in the read wait slot, where a close() from
+  // another goroutine must not recycle the poll descriptor under it
+  // (tests/http_server/idle_release_test.cpp).
+  kParkWindow,
   kCount,
 };
 
