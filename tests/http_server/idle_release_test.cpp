@@ -166,6 +166,7 @@ TEST(IdleRelease, RequestsRacingTheReleaseAreAllServed) {
   constexpr int kRounds = 25;
   std::atomic<int> bad{0};
   std::vector<std::thread> ts;
+  ts.reserve(kClients);
   for (int t = 0; t < kClients; ++t) {
     ts.emplace_back([&, t] {
       std::mt19937 rng(static_cast<unsigned>(t));

@@ -141,7 +141,7 @@ void spawn_failure_child() {
   }
   srv.stop();
   std::fprintf(stderr, "served after the drop\n");
-  std::exit(0);
+  std::exit(0);  // NOLINT(concurrency-mt-unsafe): the death-test child's end
 }
 
 TEST(HttpResilience, AcceptLoopSurvivesRunningOutOfGoroutineStacks) {
@@ -181,7 +181,7 @@ void head_failure_child() {
   if (get_on(again, "/") != "hello") fail(6);
   srv.stop();
   std::fprintf(stderr, "served after the drop\n");
-  std::exit(0);
+  std::exit(0);  // NOLINT(concurrency-mt-unsafe): the death-test child's end
 }
 
 TEST(HttpResilience, BadAllocBuildingTheHeadDropsOnlyThatConnection) {

@@ -680,9 +680,9 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
   // flood of handshakes that never finish costs their goroutines and
   // OpenSSL's state, nothing of ours).
   if (std::shared_ptr<const tls::Context> ctx = s.current_tls()) {
-    ep->tls_conn.emplace(tls::detail::server_over(ep->conn, std::move(ctx)));
+    tls::Conn& tc = ep->tls_conn.emplace(tls::detail::server_over(ep->conn, std::move(ctx)));
     bool linger_after = false;
-    if (!start_tls(s, *ep, *ep->tls_conn, linger_after)) {
+    if (!start_tls(s, *ep, tc, linger_after)) {
       finish_conn(s, *ep, linger_after);
       end_conn_goroutine(sp, ep);
       return;
@@ -691,9 +691,9 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
     // every record cost an allocation and a free of 17 KiB each way, a
     // twentieth of a keep-alive request), given back by the server's
     // sweep once the connection has rested a whole second.
-    tls::detail::keep_buffers(*ep->tls_conn);
+    tls::detail::keep_buffers(tc);
     goro::detail::ThreadLockGuard lock(s.conns_mu);
-    ep->tls = &*ep->tls_conn;
+    ep->tls = &tc;
   }
   serve_requests(std::move(sp), std::move(ep));
 }

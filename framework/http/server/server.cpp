@@ -300,10 +300,10 @@ void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) 
         s->conns_wg.done();
       });
     } else {
-      goro::go(goro::SpawnOptions{.stack_size = s->opts.stack_size}, [s, entry]() mutable {
+      goro::go(goro::SpawnOptions{.stack_size = s->opts.stack_size}, [sp = s, entry]() mutable {
         // Its last goroutine calls conns_wg.done() (the connection may
         // outlive this one: conn.cpp "Released while idle").
-        detail::serve_conn(std::move(s), std::move(entry));
+        detail::serve_conn(std::move(sp), std::move(entry));
       });
     }
   } catch (...) {
