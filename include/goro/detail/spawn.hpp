@@ -50,8 +50,11 @@ struct TaskOps {
   static constexpr TaskVTable vtable{&invoke, &destroy};
 };
 
+// A G holding `fn` (moved in), not yet started; the body's vtable goes to
+// start_g or start_g_parked. Throws as goro::go; `fn` is then left as it was
+// unless its own move constructor threw.
 template <class F>
-void spawn(F&& fn, std::size_t stack_size, const std::source_location& where) {
+G* make_g(F&& fn, std::size_t stack_size, const std::source_location& where) {
   using Fn = std::decay_t<F>;
   static_assert(std::is_invocable_v<Fn&>, "goro::go needs a callable taking no arguments");
   void* storage = nullptr;
@@ -62,7 +65,13 @@ void spawn(F&& fn, std::size_t stack_size, const std::source_location& where) {
     abandon_g(g);
     throw;
   }
-  start_g(g, &TaskOps<Fn>::vtable);
+  return g;
+}
+
+template <class F>
+void spawn(F&& fn, std::size_t stack_size, const std::source_location& where) {
+  G* g = make_g(std::forward<F>(fn), stack_size, where);
+  start_g(g, &TaskOps<std::decay_t<F>>::vtable);
 }
 
 // A goroutine born parked: `fn` runs once whatever `hand_off(g, arg)` gave
@@ -73,17 +82,8 @@ void spawn(F&& fn, std::size_t stack_size, const std::source_location& where) {
 template <class F>
 void spawn_parked(F&& fn, std::size_t stack_size, const std::source_location& where, WaitReason why,
                   void (*hand_off)(G* g, void* arg), void* arg) {
-  using Fn = std::decay_t<F>;
-  static_assert(std::is_invocable_v<Fn&>, "spawn_parked needs a callable taking no arguments");
-  void* storage = nullptr;
-  G* g = new_g(stack_size, sizeof(Fn), alignof(Fn), &storage, where);
-  try {
-    ::new (storage) Fn(std::forward<F>(fn));
-  } catch (...) {
-    abandon_g(g);
-    throw;
-  }
-  start_g_parked(g, &TaskOps<Fn>::vtable, why);
+  G* g = make_g(std::forward<F>(fn), stack_size, where);
+  start_g_parked(g, &TaskOps<std::decay_t<F>>::vtable, why);
   hand_off(g, arg);
 }
 
