@@ -527,9 +527,13 @@ bool start_tls(ServerState& s, ConnEntry& e, tls::Conn& tc, bool& linger) {
 namespace {
 
 // The end of a connection, on its last goroutine: close (or linger), leave
-// the registry. The caller then drops its references and calls
-// end_conn_goroutine.
-void finish_conn(ServerState& s, ConnEntry& e, bool linger_after) {
+// the registry, drop the entry (socket, TLS state: destroyed here if this
+// was the last reference), and only then tell serve() this connection is
+// done (it may return, and goro::run with it, right after).
+void finish_conn(std::shared_ptr<ServerState>& sp, std::shared_ptr<ConnEntry>& ep,
+                 bool linger_after) {
+  ServerState& s = *sp;
+  ConnEntry& e = *ep;
   if (!linger_after) (void)e.conn.close();
   // Lingers with the Exchange gone: its buffers (rbuf up to kBodyReadBuffer,
   // out, the header maps) go back now, not after up to kLingerTime. Under a
@@ -542,14 +546,8 @@ void finish_conn(ServerState& s, ConnEntry& e, bool linger_after) {
     s.conns.erase(e.self);
   }
   http_metrics().connections_open.fetch_sub(1, std::memory_order_relaxed);
-}
-
-// The connection's last act: its entry (socket, TLS state) is destroyed
-// here if this was the last reference, and only then is serve() told this
-// connection is done (it may return, and goro::run with it, right after).
-void end_conn_goroutine(std::shared_ptr<ServerState>& sp, std::shared_ptr<ConnEntry>& ep) {
   ep.reset();
-  sp->conns_wg.done();  // `sp` keeps the WaitGroup alive until we return
+  s.conns_wg.done();  // `sp` keeps the WaitGroup alive until we return
 }
 
 void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep);
@@ -625,8 +623,7 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
       } catch (...) {
         // Out of memory for the log line too: the drop still happens.
       }
-      finish_conn(s, *ep, false);
-      end_conn_goroutine(sp, ep);
+      finish_conn(sp, ep, false);
       return;
     }
     Exchange& x = *xo;
@@ -664,8 +661,7 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
     ep = std::move(resume.ep);
     if (ep->tls != nullptr) tls::detail::close_notify_now(*ep->tls);
   }
-  finish_conn(*sp, *ep, linger_after);
-  end_conn_goroutine(sp, ep);
+  finish_conn(sp, ep, linger_after);
 }
 
 }  // namespace
@@ -683,8 +679,7 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
     tls::Conn& tc = ep->tls_conn.emplace(tls::detail::server_over(ep->conn, std::move(ctx)));
     bool linger_after = false;
     if (!start_tls(s, *ep, tc, linger_after)) {
-      finish_conn(s, *ep, linger_after);
-      end_conn_goroutine(sp, ep);
+      finish_conn(sp, ep, linger_after);
       return;
     }
     // TLS buffers: kept while requests come (OpenSSL's own release after
