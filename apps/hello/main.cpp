@@ -67,10 +67,11 @@ http::Router routes(const std::shared_ptr<http::Server*>& server,
     for (;;) {
       auto n = req.body().read(std::span<char>(buf));
       if (!n) {
-        // Nothing written yet: the server answers the body's status (413,
-        // 400). Else the echo is cut short visibly: no final chunk, the
-        // connection closed (a truncated but well-formed body would lie).
-        if (w.status() != 0) w.abort();
+        // The echo is cut short visibly: no final chunk, the connection
+        // closed (a truncated but well-formed body would lie). If nothing
+        // of it went out yet, the server answers the body's status (413,
+        // 400, 408) instead.
+        w.abort();
         return;
       }
       if (*n == 0) return;

@@ -126,6 +126,43 @@ print(head.split(b"\r\n")[0].decode(), b"chunked" in head.lower(), len(body) > 4
             "HTTP/1.1 200 OK True True False\n");
 }
 
+// The body fails while the echo is still buffered (nothing went out): the
+// client gets the body's status and a close, not a silent close or a 200.
+TEST(GoroHello, EchoWhoseBodyFailsBeforeAnythingWentOutGetsItsStatus) {
+  Hello h({"--max_body_bytes", "64KiB"});
+  ASSERT_GT(h.port, 0);
+  const std::string script = R"PY(
+import socket, sys
+def ask(tail):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.settimeout(20)
+    try:
+        s.sendall(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                  b"5\r\nhello\r\n" + tail)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the server stopped reading: its answer is still there to read
+    got = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            got += b
+    except ConnectionResetError:
+        pass
+    head, _, body = got.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    close = any(l.lower() == b"connection: close" for l in lines[1:])
+    return "%s close=%s echoed=%s" % (lines[0].decode(), close, b"hello" in body)
+print(ask(b"5\r\nworldXX\r\n0\r\n\r\n"))           # chunk framing broken
+print(ask(b"11000\r\n" + b"y" * 0x11000 + b"\r\n0\r\n\r\n"))  # over 64 KiB
+)PY";
+  std::ofstream("/tmp/goro_echo_unsent_test.py") << script;
+  EXPECT_EQ(run("python3 /tmp/goro_echo_unsent_test.py " + std::to_string(h.port)),
+            "HTTP/1.1 400 Bad Request close=True echoed=False\n"
+            "HTTP/1.1 413 Request Entity Too Large close=True echoed=False\n");
+}
+
 TEST(GoroHello, GracefulShutdownUnderSigterm) {
   GORO_SKIP_SIGNAL_TIMING_UNDER_TSAN();
   Hello h;

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "goro/http/metrics.hpp"
 #include "tests/http_server/test_util.hpp"
 
 namespace {
@@ -220,6 +221,63 @@ TEST(AccessLog, SilentHandlerWithAFailedBodyLogsTheServersAnswer) {
   }
   const auto j = nlohmann::json::parse(f.lines(1)[0]);
   EXPECT_EQ(j["status"], 413) << "what went on the wire";
+}
+
+// goro_http_requests_total{code="Nxx"} from /metrics' text (process-wide).
+long requests_of_class(int c) {
+  const std::string text = http::metrics_text();
+  const std::string key = fmt::format("\ngoro_http_requests_total{{code=\"{}xx\"}} ", c);
+  const std::size_t at = text.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stol(text.substr(at + key.size()));
+}
+
+// The access log and the metrics record the status that went on the wire:
+// 200 for a handler that wrote nothing, the server's 413 for one whose body
+// was too large, and the 413 that replaces a buffered echo aborted on that
+// body (ResponseWriter::abort before anything went out).
+TEST(AccessLog, LogAndMetricsRecordTheStatusSent) {
+  LogFile f;
+  auto sink = std::make_shared<http::LogSink>(f.fd);
+  http::Router r;
+  r.handle("GET /silent", [](http::Request&, http::ResponseWriter&) {});
+  r.handle("POST /read",
+           [](http::Request& req, http::ResponseWriter&) { (void)req.body().read_all(); });
+  r.handle("POST /echo", [](http::Request& req, http::ResponseWriter& w) {
+    (void)w.write("buffered, never sent");
+    if (!req.body().read_all()) w.abort();
+  });
+  const long ok_before = requests_of_class(2);
+  const long client_errors_before = requests_of_class(4);
+  ASSERT_GE(ok_before, 0) << "goro_http_requests_total missing from /metrics";
+  {
+    TestServer s(http::chain(r, {http::middleware::metrics(),
+                                 http::middleware::access_log(sink, http::LogFormat::kJson)}),
+                 {.max_body_bytes = 16});
+    const std::string big_chunked =
+        "Transfer-Encoding: chunked\r\n\r\n20\r\n0123456789abcdef0123456789abcdef\r\n0\r\n\r\n";
+    {
+      Client c(s.port());
+      ASSERT_TRUE(c.send(get("/silent")));
+      EXPECT_EQ(c.read_response().status, 200);
+    }
+    for (const char* path : {"/read", "/echo"}) {
+      Client c(s.port());
+      ASSERT_TRUE(c.send(fmt::format("POST {} HTTP/1.1\r\nHost: t\r\n{}", path, big_chunked)));
+      const auto resp = c.read_response();
+      EXPECT_EQ(resp.status, 413) << path;
+      EXPECT_EQ(resp.body.find("never sent"), std::string::npos) << path;
+    }
+    ASSERT_EQ(f.lines(3).size(), 3u);
+  }
+  const auto lines = f.lines(3);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(nlohmann::json::parse(lines[0])["status"], 200);
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["status"], 413);
+  EXPECT_EQ(nlohmann::json::parse(lines[2])["status"], 413);
+  // Other tests in this process do not run at the same time: exact deltas.
+  EXPECT_EQ(requests_of_class(2) - ok_before, 1);
+  EXPECT_EQ(requests_of_class(4) - client_errors_before, 2);
 }
 
 TEST(AccessLog, TextEscapesQuotesAndBackslashes) {

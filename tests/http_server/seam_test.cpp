@@ -246,10 +246,14 @@ TEST(Abort, ACutResponseIsTellableFromAWholeOne) {
   EXPECT_EQ(rs[0].wire, "");
   EXPECT_TRUE(rs[0].close);
 
-  // Through a wrapper, and with a body the server would otherwise answer
-  // 413 for: still nothing on the wire.
+  // Through a wrapper, after a write that is still buffered, and the
+  // request body failed (over the limit): nothing of the handler's response
+  // went out, so the server answers the body's 413 in its place and closes,
+  // rather than closing without a word.
   std::vector<int> writes;
   Handler drop_big = [](Request& req, ResponseWriter& w) {
+    w.header().set("X-Handler", "yes");
+    w.write("partial echo");
     if (!req.body().read_all()) w.abort();
   };
   goro::http::ServerOptions small_bodies;
@@ -260,9 +264,32 @@ TEST(Abort, ACutResponseIsTellableFromAWholeOne) {
       goro::http::chain(drop_big, {upper_case(&writes)}),
       {.method = "POST", .header = chunked, .body = "14\r\n01234567890123456789\r\n0\r\n\r\n"},
       small_bodies);
-  EXPECT_EQ(big.status, 0);
-  EXPECT_EQ(big.wire, "");
+  EXPECT_EQ(big.status, 413);
+  EXPECT_EQ(big.header.get("X-Handler"), "") << "the handler's fields went with its response";
+  EXPECT_EQ(big.body.find("ECHO"), std::string::npos);  // upper_case would have sent it so
   EXPECT_TRUE(big.close);
+
+  // The same with a malformed chunk: 400.
+  test::RecordedResponse bad = test::serve(
+      drop_big, {.method = "POST", .header = chunked, .body = "5\r\nabcdeXX\r\n0\r\n\r\n"});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_TRUE(bad.close);
+
+  // Once the handler's head went out, abort cuts it short whatever the body
+  // did: the status on the wire stays the handler's.
+  Handler streamed_then_big = [](Request& req, ResponseWriter& w) {
+    w.write("partial echo");
+    (void)w.flush();
+    if (!req.body().read_all()) w.abort();
+  };
+  test::RecordedResponse cut_big = test::serve(
+      streamed_then_big,
+      {.method = "POST", .header = chunked, .body = "14\r\n01234567890123456789\r\n0\r\n\r\n"},
+      small_bodies);
+  EXPECT_EQ(cut_big.status, 200);
+  EXPECT_EQ(cut_big.body, "partial echo");
+  EXPECT_EQ(cut_big.wire.find("\r\n0\r\n\r\n"), std::string::npos) << "a final chunk was sent";
+  EXPECT_TRUE(cut_big.close);
 }
 
 TEST(NestedRouters, EachSeesItsOwnValuesAndTheOuterOnesComeBack) {

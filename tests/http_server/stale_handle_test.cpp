@@ -101,8 +101,8 @@ TEST(StaleHandles, LeakedReferencesCannotTouchTheNextResponse) {
   auto r = c.read_response();
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "armed");
-  // Same connection: the next request's Request and ResponseWriter are the
-  // very objects the leaked goroutine holds references to.
+  // Same connection: the leaked goroutine uses its references while the
+  // next request's handler runs on the connection's goroutine.
   ASSERT_TRUE(c.send(get("/release")));
   r = c.read_response();
   EXPECT_EQ(r.status, 200);
@@ -118,6 +118,41 @@ TEST(StaleHandles, LeakedReferencesCannotTouchTheNextResponse) {
   r = c.read_response();
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, kStale) << "a goroutine other than the handler's is refused";
+}
+
+// The handler itself keeps its references and the next request's handler,
+// on the same connection and so the same goroutine, uses them: the two
+// requests have different slots, so the kept ones are refused.
+TEST(StaleHandles, KeptByTheHandlerAndUsedInTheNextRequestOnTheSameGoroutine) {
+  struct Kept {
+    http::Request* req = nullptr;
+    http::ResponseWriter* w = nullptr;
+  };
+  auto kept = std::make_shared<Kept>();
+  http::Router r;
+  r.handle("GET /keep", [kept](http::Request& req, http::ResponseWriter& w) {
+    kept->req = &req;
+    kept->w = &w;
+    (void)w.write("kept");
+  });
+  r.handle("GET /use", [kept](http::Request& req, http::ResponseWriter& w) {
+    const bool same = kept->w == &w;
+    const std::string seen = use_stale(*kept->req, *kept->w);
+    (void)w.write(fmt::format("{}|{}|{}", same ? "same" : "other", req.method(), seen));
+  });
+  TestServer s(std::move(r));
+  Client c(s.port());
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(c.send(get("/keep")));
+    auto resp = c.read_response();
+    ASSERT_EQ(resp.body, "kept");
+    ASSERT_TRUE(c.send(get("/use")));
+    resp = c.read_response();
+    EXPECT_EQ(resp.status, 200) << "the kept writer's write_header(299) reached this response";
+    EXPECT_EQ(resp.body, "other|GET|" + kStale) << round;
+    EXPECT_EQ(resp.header("x-leaked"), "");
+    EXPECT_EQ(resp.header("connection"), "") << "the kept writer's close_connection() did nothing";
+  }
 }
 
 TEST(StaleHandles, ReferencesOutlivingTheirConnection) {

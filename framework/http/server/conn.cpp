@@ -210,7 +210,7 @@ void recover_from_panic(Exchange& x, std::string_view what) {
 }  // namespace
 
 int status_for_silent_handler(const Exchange& x) {
-  if (!x.body_error || x.aborted) return 200;
+  if (!x.body_error) return 200;
   // Too large or malformed: the parser's status, as the server would have
   // answered at the head. The client too slow (read_timeout, or no byte for
   // read_header_timeout, e.g. after a 100 Continue): 408, as nginx's
@@ -219,14 +219,15 @@ int status_for_silent_handler(const Exchange& x) {
   return x.body_error == goro::errc::timeout ? 408 : 400;
 }
 
-void answer_panic(Exchange& x) {
-  x.close_after = true;
-  if (x.head_sent) {
-    x.aborted = true;
-    return;
-  }
-  // The handler's half-built fields go; the request's id (request_id()
-  // middleware) stays, so the client's 500 and the panic's log line match.
+bool body_error_takes_over(const Exchange& x) {
+  return x.aborted && !x.head_sent && x.body_error;
+}
+
+namespace {
+
+// What the handler had buffered goes; the request's id (request_id()
+// middleware) stays, so the client's answer and the log lines match.
+void clear_unsent_response(Exchange& x) {
   x.header.clear();
   x.header.set("Content-Type", "text/plain; charset=utf-8");
   x.header.set("X-Content-Type-Options", "nosniff");
@@ -235,6 +236,17 @@ void answer_panic(Exchange& x) {
   x.body_buf.clear();
   x.body_buf_len = 0;
   x.written = 0;
+}
+
+}  // namespace
+
+void answer_panic(Exchange& x) {
+  x.close_after = true;
+  if (x.head_sent) {
+    x.aborted = true;
+    return;
+  }
+  clear_unsent_response(x);  // the client's 500 keeps the request's id
   x.status = 500;
   x.body_buf = "Internal Server Error\n";
   x.body_buf_len = x.body_buf.size();
@@ -244,7 +256,7 @@ void answer_panic(Exchange& x) {
 namespace {
 
 void run_handler(Exchange& x) {
-  HandlerSlot& slot = *x.slot;
+  HandlerSlot& slot = x.slots.next();
   slot.begin_handler();
   Request& req = slot.req;
   ResponseWriter& w = slot.w;
@@ -260,9 +272,19 @@ void run_handler(Exchange& x) {
   } catch (...) {
     recover_from_panic(x, "unknown exception");
   }
-  // The body failed and the handler said nothing (and did not abort): the
-  // server answers for it, never with an empty 200 (the connection closes
-  // after it: close_after is set).
+  // The handler gave up (abort()) on a body that failed before anything of
+  // its response went out: the client gets the body's status below, not a
+  // connection closed without a word.
+  if (body_error_takes_over(x)) {
+    clear_unsent_response(x);
+    x.status = 0;
+    x.aborted = false;
+    x.write_error.clear();
+    x.close_after = true;
+  }
+  // The body failed and the handler said nothing: the server answers for
+  // it, never with an empty 200 (the connection closes after it:
+  // close_after is set).
   if (x.status == 0) {
     const int status = status_for_silent_handler(x);
     if (status != 200) http::error(w, fmt::format("{} {}", status, status_text(status)), status);
@@ -273,8 +295,8 @@ void run_handler(Exchange& x) {
 
 namespace {
 
-// The HandlerSlot pool (exchange.hpp). A mutex: a slot is taken and given
-// back once per connection, not per request.
+// The HandlerSlot pool (exchange.hpp). A mutex: slots are taken and given
+// back once per connection goroutine, not per request.
 struct SlotPool {
   std::mutex mu;
   HandlerSlot* free = nullptr;  // guarded by mu

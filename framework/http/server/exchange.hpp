@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <sys/uio.h>
@@ -106,20 +107,51 @@ struct HandlerSlot {
   void begin_handler() { req.route_ = nullptr; }
 };
 
-// The pool: a slot per live Exchange, reused LIFO, never freed.
+// The pool: two slots per live Exchange, reused LIFO, never freed.
 HandlerSlot* acquire_handler_slot(Exchange* x);
 void release_handler_slot(HandlerSlot* slot) noexcept;
+
+// An Exchange's two slots, used in turn, one request each: a reference kept
+// from one request is to the other slot while the next request's handler
+// runs, whose owner is then null, so even on the same goroutine (the
+// connection's next request) it fails instead of writing into the next
+// response. (A reference kept for two requests on the same connection and
+// used in the second one's handler is not caught: detecting that would take
+// a slot per request from a shared pool, a lock per request.)
+class HandlerSlots {
+ public:
+  explicit HandlerSlots(Exchange* x) : a_(acquire_handler_slot(x)) {
+    try {
+      b_ = acquire_handler_slot(x);
+    } catch (...) {
+      release_handler_slot(a_);
+      throw;
+    }
+  }
+  ~HandlerSlots() {
+    release_handler_slot(a_);
+    release_handler_slot(b_);
+  }
+  HandlerSlots(const HandlerSlots&) = delete;
+  HandlerSlots& operator=(const HandlerSlots&) = delete;
+
+  // The slot for the request about to be handled; the other one next time.
+  HandlerSlot& next() {
+    std::swap(a_, b_);
+    return *a_;
+  }
+
+ private:
+  HandlerSlot* a_;
+  HandlerSlot* b_ = nullptr;
+};
 // The caller's identity for HandlerSlot::owner: its goroutine, or a token of
 // its thread when it runs on none.
 const void* handler_caller() noexcept;
 
 struct Exchange {
   Exchange(ServerState* server, ConnEntry* entry)
-      : s(server),
-        e(entry),
-        conn(&entry->conn),
-        parser(server->limits),
-        slot(acquire_handler_slot(this)) {}
+      : s(server), e(entry), conn(&entry->conn), parser(server->limits), slots(this) {}
   // In-process (goro/http/test.hpp): no connection; the request's bytes are
   // put in rbuf up front (a read past them is the end of the stream) and
   // every byte for the socket is appended to *recording.
@@ -129,8 +161,7 @@ struct Exchange {
         conn(nullptr),
         recording(recording),
         parser(server->limits),
-        slot(acquire_handler_slot(this)) {}
-  ~Exchange() { release_handler_slot(slot); }
+        slots(this) {}
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;
 
@@ -147,7 +178,7 @@ struct Exchange {
   // for the invitation); read_more hands them over.
   std::string_view held_back;
   RequestParser parser;
-  HandlerSlot* slot;  // the handler's Request and ResponseWriter
+  HandlerSlots slots;  // the handlers' Requests and ResponseWriters
   // rbuf[rpos, rend) is unread. rbuf's storage, rend and the socket's read
   // side belong to the connection goroutine except while bg.active, when
   // rbuf[rend, size()) and the read side are the watcher's (it never touches
@@ -259,11 +290,15 @@ struct ExchangeAccess {
 // conn.cpp: serves the request whose head the parser just reported: the
 // handler, the response, the body's drain (close_after says what is next).
 void serve_one(Exchange& x);
-// conn.cpp: the status the server answers for a handler that wrote nothing:
-// 200, or, when the request body failed and the handler did not abort, the
-// parser's status (413, 400), 408 for a client too slow, 400 for a body
-// cut short.
+// conn.cpp: the status the server answers for a handler that wrote nothing
+// (or gave up on a failed body: body_error_takes_over): 200, or, when the
+// request body failed, the parser's status (413, 400), 408 for a client too
+// slow, 400 for a body cut short.
 int status_for_silent_handler(const Exchange& x);
+// conn.cpp: the handler aborted because the request body failed, before
+// anything of its response went out: the server answers the body's status
+// in its place (status_for_silent_handler), so the client is told why.
+bool body_error_takes_over(const Exchange& x);
 // conn.cpp: answers the parser's error (status, Connection: close).
 void answer_parse_error(Exchange& x);
 // conn.cpp: tells ServerOptions::on_rejected about an answer the server gave

@@ -190,15 +190,18 @@ void append_escaped(std::string& out, std::string_view s) {
 }
 
 // The status the client got: a handler that wrote nothing and returned
-// normally gets what the server answers for it (200, or 408/400/413 when
-// its request body failed: detail::status_for_silent_handler); one that
+// normally, or aborted on a failed body before anything went out, gets what
+// the server answers for it (200, or 408/400/413 when its request body
+// failed: detail::status_for_silent_handler); one that
 // threw gets 500 (from recover or the server), which is what an outer
 // middleware sees while unwinding.
 int status_sent(const ResponseWriter& w) {
-  if (w.status() != 0) return w.status();
-  if (std::uncaught_exceptions() > 0) return 500;
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): read-only use
   const detail::Exchange* x = detail::ExchangeAccess::of(const_cast<ResponseWriter&>(w));
+  if (x != nullptr && detail::body_error_takes_over(*x))
+    return detail::status_for_silent_handler(*x);
+  if (w.status() != 0) return w.status();
+  if (std::uncaught_exceptions() > 0) return 500;
   return x != nullptr ? detail::status_for_silent_handler(*x) : 200;
 }
 

@@ -123,8 +123,10 @@ class ResponseWriter {
   // is sent and the connection closes after what already went out, so the
   // client can tell a cut body from a whole one: a chunked body lacks its
   // final chunk, a Content-Length body comes up short, and a response whose
-  // header was still buffered is not sent at all. Later write() and flush()
-  // calls fail with http::errc::aborted.
+  // header was still buffered is not sent at all; but if the request body
+  // failed (too large, malformed, too slow) and nothing went out yet, the
+  // server answers its status (413, 400, 408) in place of the buffered
+  // response. Later write() and flush() calls fail with http::errc::aborted.
   virtual void abort();
 
   // Moves this response's write deadline (Go's
