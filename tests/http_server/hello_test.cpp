@@ -44,6 +44,24 @@ TEST(GoroHello, CurlEndpoints) {
       "2000000\n");
 }
 
+// An operator sees the hostile-client defaults: every timeout finite (a
+// value with a unit, not 0 or "off"), the connection cap a number.
+TEST(GoroHello, PrintConfigShowsFiniteTimeouts) {
+  const std::string out = run(std::string(GORO_HELLO_PATH) + " --print-config");
+  for (const char* key : {"read_header_timeout", "read_timeout", "write_timeout", "idle_timeout"}) {
+    const std::string line_start = std::string("\n") + key + " = \"";
+    const std::size_t at = out.find(line_start);
+    ASSERT_NE(at, std::string::npos) << key << " missing from:\n" << out;
+    const std::size_t from = at + line_start.size();
+    const std::string value = out.substr(from, out.find('"', from) - from);
+    EXPECT_NE(value, "0s") << key;
+    EXPECT_TRUE(!value.empty() && value[0] >= '1' && value[0] <= '9') << key << " = " << value;
+  }
+  EXPECT_NE(out.find("\nread_timeout = \"1m\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\nwrite_timeout = \"1m\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\nmax_connections = 10000"), std::string::npos) << out;
+}
+
 TEST(GoroHello, PythonHttpClient) {
   Hello h;
   ASSERT_GT(h.port, 0);

@@ -369,4 +369,31 @@ TEST(AccessLog, TheServersOwnAnswersAreLogged) {
   EXPECT_GT(j["bytes"].get<int>(), 0);
 }
 
+// The refusals decided at the head from limits: a declared body over
+// max_body_bytes (413) and a request line over max_request_line (414).
+TEST(AccessLog, HeadTimeLimitRefusalsAreLogged) {
+  LogFile f;
+  auto sink = std::make_shared<http::LogSink>(f.fd);
+  {
+    TestServer s(routes(), {.max_request_line = 256,
+                            .max_body_bytes = 100,
+                            .on_rejected = http::middleware::access_log_rejected(sink)});
+    {
+      Client c(s.port());
+      ASSERT_TRUE(c.send("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 101\r\n\r\n"));
+      EXPECT_EQ(c.read_response().status, 413);
+    }
+    {
+      Client c(s.port());
+      ASSERT_TRUE(c.send("GET /" + std::string(300, 'p') + " HTTP/1.1\r\nHost: h\r\n\r\n"));
+      EXPECT_EQ(c.read_response().status, 414);
+    }
+    ASSERT_EQ(f.lines(2).size(), 2u);
+  }
+  const auto lines = f.lines(2);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("\"POST /x HTTP/1.1\" 413 "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("\" 414 "), std::string::npos) << lines[1];
+}
+
 }  // namespace
