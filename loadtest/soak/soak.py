@@ -7,7 +7,8 @@ flood reaches the cap) and, for the whole run:
     non-2xx fails the soak;
   - silent connections: batches that connect and never send a byte, held
     past the header timeout (the cap evicts them, the timeout closes them);
-  - slowloris: heads sent a line at a time (slowhttptest -H, if installed);
+  - slowhttptest's attacks in turn, if installed: slowloris (heads a line
+    at a time), slow body (POST bodies dribbled), slow read (a tiny window);
   - a pipelining flood that never reads its answers (write_timeout frees it);
   - random disconnects: requests cut mid-head, bodies cut mid-way, resets
     (SO_LINGER 0) mid-body, clients gone before their answer;
@@ -79,22 +80,36 @@ def silent_batches(port, batch, hold):
             s.close()
 
 
-def slowloris(port, seconds):
-    """slowhttptest -H in rounds, when it is installed."""
+# slowhttptest's three attacks, in turn: slowloris (heads a line at a time),
+# slow body (POST bodies a few bytes at a time), slow read (answers taken a
+# few bytes at a time from a small window).
+SLOW_ATTACKS = [
+    ("slowloris", ["-H", "-i", "5"], "/plaintext"),
+    ("slow_body", ["-B", "-i", "5", "-s", "8192", "-t", "POST"], "/echo"),
+    ("slow_read", ["-X", "-k", "10", "-w", "512", "-y", "1024", "-n", "5", "-z", "32"],
+     "/plaintext"),
+]
+
+
+def slow_attacks(port, seconds):
+    """slowhttptest rounds, the three attacks in turn, when it is installed."""
     if subprocess.run(["sh", "-c", "command -v slowhttptest"], capture_output=True).returncode:
-        log("slowhttptest not installed: no slowloris rounds")
+        log("slowhttptest not installed: no slowloris, slow body or slow read rounds")
         return
+    turn = 0
     while not STOP.is_set():
+        name, flags, path = SLOW_ATTACKS[turn % len(SLOW_ATTACKS)]
+        turn += 1
         p = subprocess.Popen(
-            ["slowhttptest", "-H", "-c", "500", "-r", "100", "-i", "5", "-l", "40", "-u",
-             f"http://127.0.0.1:{port}/plaintext"],
+            ["slowhttptest", *flags, "-c", "500", "-r", "100", "-l", "40", "-u",
+             f"http://127.0.0.1:{port}{path}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while p.poll() is None and not STOP.is_set():
             time.sleep(0.5)
         if p.poll() is None:
             p.terminate()
             p.wait()
-        COUNTS.add("slowloris_rounds")
+        COUNTS.add(f"{name}_rounds")
         STOP.wait(5)
 
 
@@ -264,7 +279,7 @@ def main():
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     workers = [
         threading.Thread(target=silent_batches, args=(port, 2500, 15), daemon=True),
-        threading.Thread(target=slowloris, args=(port, args.seconds), daemon=True),
+        threading.Thread(target=slow_attacks, args=(port, args.seconds), daemon=True),
         threading.Thread(target=pipelining_flood, args=(port,), daemon=True),
         threading.Thread(target=random_disconnects, args=(port,), daemon=True),
     ]
@@ -381,7 +396,7 @@ def main():
             ax.set_ylabel(label)
             ax.axvline(args.warmup, color="grey", linestyle=":")
         axes[-1].set_xlabel("seconds")
-        fig.suptitle(f"goro-hello soak {stamp} ({commit}): wrk + silent, slowloris, "
+        fig.suptitle(f"goro-hello soak {stamp} ({commit}): wrk + silent, slowloris/body/read, "
                      f"pipelining flood, disconnects, maxprocs changes")
         fig.tight_layout()
         fig.savefig(base + ".png", dpi=80)
