@@ -16,19 +16,12 @@ using detail::BodyState;
 using detail::Exchange;
 using detail::ParseEvent;
 
-// A scheduling point every kYieldEveryBytes handed to the handler: a fast
-// client's upload never parks the reader (its bytes are always there), and
-// de-chunking plus the handler's copies of a 64 MiB upload held a P for
-// 61 ms. 256 KiB is well under a millisecond of this work; a yield costs
-// ~100 ns.
-constexpr std::uint64_t kYieldEveryBytes = 256 << 10;
-
+// A scheduling point every kYieldEveryBytes handed to the handler
+// (detail::note_bytes_handled): a fast client's upload never parks the
+// reader (its bytes are always there), and de-chunking plus the handler's
+// copies of a 64 MiB upload held a P for 61 ms.
 void delivered(Exchange& x, std::size_t n) {
-  x.bytes_since_yield += n;
-  if (x.bytes_since_yield >= kYieldEveryBytes) {
-    x.bytes_since_yield = 0;
-    goro::yield();
-  }
+  detail::note_bytes_handled(x, n);
 }
 
 // Fills x.pending with the next body bytes, or ends the body. False when the
@@ -133,7 +126,7 @@ Result<std::string> BodyReader::read_all() {
     }
     // In slices, each a scheduling point's worth (the in-process harness
     // hands out a whole body at once).
-    const std::size_t n = std::min<std::size_t>(x.pending.size(), kYieldEveryBytes);
+    const std::size_t n = std::min<std::size_t>(x.pending.size(), detail::kYieldEveryBytes);
     all.append(x.pending.substr(0, n));
     x.pending.remove_prefix(n);
     delivered(x, n);

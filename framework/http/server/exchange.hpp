@@ -60,6 +60,11 @@ inline constexpr std::size_t kBufferBeforeChunking = 4096;
 // response buffers are 4 KiB + 2 KiB; 16 KiB still coalesces a pipelined
 // batch of small responses into one write.
 inline constexpr std::size_t kOutFlushThreshold = 16 << 10;
+// serve_one yields once per this many requests on a connection (conn.cpp).
+inline constexpr std::uint32_t kYieldEveryRequests = 64;
+// note_bytes_handled yields once per this many request bytes, head or body:
+// well under a millisecond of this work; a yield costs ~100 ns.
+inline constexpr std::uint64_t kYieldEveryBytes = 256 << 10;
 
 // The Request and ResponseWriter a handler is given, and who may use them.
 //
@@ -207,7 +212,8 @@ struct Exchange {
   BodyState body_state = BodyState::kReading;
   std::string_view pending;  // de-chunked body bytes not yet handed out
   std::uint64_t body_bytes = 0;
-  std::uint64_t bytes_since_yield = 0;  // body bytes since the body reader yielded
+  std::uint64_t bytes_since_yield = 0;     // request bytes since note_bytes_handled yielded
+  std::uint32_t requests_since_yield = 0;  // requests since serve_one yielded
   bool continue_sent = false;
   std::error_code body_error;
   int body_error_status = 0;  // the parser's status when body_error came from it
@@ -299,6 +305,10 @@ int status_for_silent_handler(const Exchange& x);
 // anything of its response went out: the server answers the body's status
 // in its place (status_for_silent_handler), so the client is told why.
 bool body_error_takes_over(const Exchange& x);
+// conn.cpp: counts request bytes the connection's goroutine handled and
+// yields every kYieldEveryBytes: bytes that arrive as fast as they are read
+// never make a read wait, so a big head or body would otherwise keep the P.
+void note_bytes_handled(Exchange& x, std::size_t n);
 // conn.cpp: answers the parser's error (status, Connection: close).
 void answer_parse_error(Exchange& x);
 // conn.cpp: tells ServerOptions::on_rejected about an answer the server gave
