@@ -175,8 +175,12 @@ def ask(tail):
 print(ask(b"5\r\nworldXX\r\n0\r\n\r\n"))           # chunk framing broken
 print(ask(b"11000\r\n" + b"y" * 0x11000 + b"\r\n0\r\n\r\n"))  # over 64 KiB
 )PY";
-  std::ofstream("/tmp/goro_echo_unsent_test.py") << script;
-  EXPECT_EQ(run("python3 /tmp/goro_echo_unsent_test.py " + std::to_string(h.port)),
+  // Per process: the presets' suites may run at once on one machine.
+  const std::string path = "/tmp/goro_echo_unsent_test." + std::to_string(::getpid()) + ".py";
+  std::ofstream(path) << script;
+  const std::string got = run("python3 " + path + " " + std::to_string(h.port));
+  std::remove(path.c_str());
+  EXPECT_EQ(got,
             "HTTP/1.1 400 Bad Request close=True echoed=False\n"
             "HTTP/1.1 413 Request Entity Too Large close=True echoed=False\n");
 }

@@ -81,15 +81,18 @@ bool eventually(Pred pred, std::chrono::milliseconds limit) {
 struct Seen {
   std::atomic<int> write_failures{0};
   std::atomic<int> timeouts{0};
+  std::atomic<bool> hold_released{false};  // ends /hold
 };
 
 http::Router routes(const std::shared_ptr<Seen>& seen) {
   http::Router r;
   r.handle("GET /plaintext",
            [](http::Request&, http::ResponseWriter& w) { (void)w.write("Hello, World!"); });
-  r.handle("GET /sleep", [](http::Request&, http::ResponseWriter& w) {
-    goro::sleep_for(1500ms);
-    (void)w.write("slept");
+  // In its handler until the test says so (at most 30 s).
+  r.handle("GET /hold", [seen](http::Request&, http::ResponseWriter& w) {
+    for (int i = 0; i < 3000 && !seen->hold_released.load(); ++i)
+      goro::sleep_for(10ms);
+    (void)w.write("held");
   });
   // 64 MiB in 64 KiB writes: far more than the socket buffers hold.
   r.handle("GET /big", [seen](http::Request&, http::ResponseWriter& w) {
@@ -144,8 +147,9 @@ TEST(HostileInProcess, RefusalsAtTheCapAreLoggedOnceASecond) {
   auto seen = std::make_shared<Seen>();
   TestServer s(routes(seen), {.max_connections = 1});
   Client busy(s.port());
-  ASSERT_TRUE(busy.send(get("/sleep")));
-  std::this_thread::sleep_for(200ms);  // in its handler: nothing to evict
+  ASSERT_TRUE(busy.send(get("/hold")));
+  // In its handler: nothing to evict, every newcomer is refused.
+  ASSERT_TRUE(eventually([] { return metric("goro_http_requests_in_flight") >= 1; }, 10s));
   const auto t0 = Clock::now();
   int refused = 0;
   for (int i = 0; i < 30; ++i) {
@@ -153,6 +157,7 @@ TEST(HostileInProcess, RefusalsAtTheCapAreLoggedOnceASecond) {
     refused += c.read_response().status == 503 ? 1 : 0;
   }
   const auto took = Clock::now() - t0;
+  seen->hold_released.store(true);
   EXPECT_EQ(refused, 30);
   EXPECT_EQ(busy.read_response().status, 200);
   int lines = 0;

@@ -172,12 +172,14 @@ bool read_head(Exchange& x, bool& linger, bool& release) {
       report_rejected(x, 408, 0, "request header timeout");
     }
     if (!n || *n == 0) return false;
-    note_bytes_handled(x, *n);  // a big head arriving as fast as it is read
     if (at_rest) {
       if (!x.e->transition_to_active()) return false;
       // The first request's clocks (read-header, read) run from accept.
       x.started = fresh ? x.e->accepted : net::Clock::now();
     }
+    // A big head arriving as fast as it is read; after the transition, as
+    // a connection at rest may be closed (shutdown, eviction) until then.
+    note_bytes_handled(x, *n);
   }
 }
 

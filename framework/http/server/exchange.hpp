@@ -133,9 +133,12 @@ class HandlerSlots {
       throw;
     }
   }
+  // The pool is LIFO: the slot used last goes back first, so the next
+  // Exchange's first request gets the other one (next() swaps first), not
+  // the slot this connection's last handler may have leaked.
   ~HandlerSlots() {
-    release_handler_slot(a_);
     release_handler_slot(b_);
+    release_handler_slot(a_);
   }
   HandlerSlots(const HandlerSlots&) = delete;
   HandlerSlots& operator=(const HandlerSlots&) = delete;

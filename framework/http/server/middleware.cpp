@@ -205,6 +205,15 @@ int status_sent(const ResponseWriter& w) {
   return x != nullptr ? detail::status_for_silent_handler(*x) : 200;
 }
 
+// The body bytes the handler got to the client: none when the server's
+// answer took the place of its buffered response (body_error_takes_over).
+std::size_t bytes_sent(const ResponseWriter& w) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): read-only use
+  const detail::Exchange* x = detail::ExchangeAccess::of(const_cast<ResponseWriter&>(w));
+  if (x != nullptr && detail::body_error_takes_over(*x)) return 0;
+  return w.bytes_written();
+}
+
 // One access-log line, from a handled request or from one the server
 // refused on its own (request_line is then the raw line, when the parser did
 // not understand it).
@@ -282,7 +291,7 @@ Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format) {
                .target = req.target(),
                .proto = req.proto(),
                .status = status_sent(w),
-               .bytes = w.bytes_written(),
+               .bytes = bytes_sent(w),
                .secs =
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                .request_id = req.id()}));
