@@ -61,22 +61,10 @@ std::size_t heap_in_use() {
 
 // A /metrics gauge or counter without labels (process-wide).
 double metric(std::string_view name) {
-  const std::string text = http::metrics_text();
-  const std::string key = fmt::format("\n{} ", name);
-  const std::size_t at = text.find(key);
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + key.size()));
+  return goro_test::metric_in_process(name);
 }
 
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit) {
-  const auto end = Clock::now() + limit;
-  while (!pred()) {
-    if (Clock::now() > end) return pred();
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
+using goro_test::eventually;
 
 struct Seen {
   std::atomic<int> write_failures{0};

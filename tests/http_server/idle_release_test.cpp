@@ -39,23 +39,10 @@ http::Router routes() {
 
 // goro_http_connections_released from /metrics' text (process-wide).
 long released_now() {
-  const std::string text = http::metrics_text();
-  const std::string key = "\ngoro_http_connections_released ";
-  const std::size_t at = text.find(key);
-  if (at == std::string::npos) return -1;
-  return std::stol(text.substr(at + key.size()));
+  return static_cast<long>(goro_test::metric_in_process("goro_http_connections_released"));
 }
 
-// Polls until `pred` holds or `limit` passes; the last value of pred.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return pred();
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
+using goro_test::eventually;
 
 std::string post_echo(std::string_view body) {
   return fmt::format("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n{}", body.size(),

@@ -225,11 +225,8 @@ TEST(AccessLog, SilentHandlerWithAFailedBodyLogsTheServersAnswer) {
 
 // goro_http_requests_total{code="Nxx"} from /metrics' text (process-wide).
 long requests_of_class(int c) {
-  const std::string text = http::metrics_text();
-  const std::string key = fmt::format("\ngoro_http_requests_total{{code=\"{}xx\"}} ", c);
-  const std::size_t at = text.find(key);
-  if (at == std::string::npos) return -1;
-  return std::stol(text.substr(at + key.size()));
+  return static_cast<long>(
+      goro_test::metric_in_process(fmt::format("goro_http_requests_total{{code=\"{}xx\"}}", c)));
 }
 
 // The access log and the metrics record the status that went on the wire:

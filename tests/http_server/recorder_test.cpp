@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -307,66 +308,10 @@ TEST(Recorder, BlockingHandlerInsideRun) {
 
 namespace {
 
-// Reading a large body whose bytes are all there (a fast client) is a loop
-// that never parks: it must still give other goroutines of its P a turn
-// (issue 17: a 64 MiB chunked upload held a P for 61 ms). At maxprocs 1 a
-// goroutine that yields in a loop counts how often it got the P while the
-// handler read 16 MiB; the reader yields every 256 KiB (64 times).
-TEST(Recorder, ReadingABigBodyLetsOtherGoroutinesRun) {
-  const std::string body(16 << 20, 'x');
-  for (const bool chunked : {false, true}) {
-    SCOPED_TRACE(chunked ? "chunked" : "content-length");
-    int turns = -1;
-    std::size_t got = 0;
-    goro::run(
-        [&] {
-          std::atomic<bool> done{false};
-          std::atomic<int> ticks{0};
-          goro::WaitGroup wg;
-          wg.add(1);
-          goro::go([&] {
-            while (!done.load()) {
-              ticks.fetch_add(1);
-              goro::yield();
-            }
-            wg.done();
-          });
-          goro::yield();
-          goro::http::Handler h = [&](Request& req, ResponseWriter& w) {
-            const int before = ticks.load();
-            auto b = req.body().read_all();
-            turns = ticks.load() - before;
-            got = b ? b->size() : 0;
-            (void)w.write("ok");
-          };
-          test::RequestSpec spec{.method = "POST", .target = "/up", .body = body};
-          if (chunked) {
-            spec.header.set("Transfer-Encoding", "chunked");
-            std::string wire;
-            for (std::size_t at = 0; at < body.size(); at += 32 << 10)
-              wire += fmt::format("{:x}\r\n{}\r\n", 32 << 10, body.substr(at, 32 << 10));
-            spec.body = wire + "0\r\n\r\n";
-          }
-          const auto res = test::serve(h, spec, {.max_body_bytes = 32 << 20});
-          EXPECT_EQ(res.status, 200);
-          done.store(true);
-          wg.wait();
-        },
-        {.maxprocs = 1});
-    EXPECT_EQ(got, body.size());
-    EXPECT_GE(turns, 32) << "the other goroutine ran while the body was read";
-  }
-}
-
-// Pipelined requests that are all there already never make a read wait: the
-// connection's goroutine yields every 64 requests, so another goroutine on
-// the same P runs at least that often while 4,096 of them are answered.
-TEST(Recorder, ServingPipelinedRequestsLetsOtherGoroutinesRun) {
-  std::string wire;
-  for (int i = 0; i < 4096; ++i)
-    wire += "GET /p HTTP/1.1\r\nHost: t\r\n\r\n";
-  int longest_run = 0;  // most requests answered with no turn of the other goroutine
-  std::size_t answered = 0;
+// Runs `body` on one P beside a goroutine that counts its turns (it yields
+// after each): `body` reads the count to see whether it let that goroutine
+// run.
+void beside_a_ticker(const std::function<void(const std::atomic<int>& ticks)>& body) {
   goro::run(
       [&] {
         std::atomic<bool> done{false};
@@ -381,20 +326,69 @@ TEST(Recorder, ServingPipelinedRequestsLetsOtherGoroutinesRun) {
           wg.done();
         });
         goro::yield();
-        int last_ticks = -1;
-        int run = 0;
-        goro::http::Handler h = [&](Request&, ResponseWriter& w) {
-          const int now = ticks.load();
-          run = now == last_ticks ? run + 1 : 1;
-          last_ticks = now;
-          longest_run = std::max(longest_run, run);
-          (void)w.write("ok");
-        };
-        answered = test::serve_raw(h, wire).size();
+        body(ticks);
         done.store(true);
         wg.wait();
       },
       {.maxprocs = 1});
+}
+
+// Reading a large body whose bytes are all there (a fast client) is a loop
+// that never parks: it must still give other goroutines of its P a turn
+// (issue 17: a 64 MiB chunked upload held a P for 61 ms). At maxprocs 1 a
+// goroutine that yields in a loop counts how often it got the P while the
+// handler read 16 MiB; the reader yields every 256 KiB (64 times).
+TEST(Recorder, ReadingABigBodyLetsOtherGoroutinesRun) {
+  const std::string body(16 << 20, 'x');
+  for (const bool chunked : {false, true}) {
+    SCOPED_TRACE(chunked ? "chunked" : "content-length");
+    int turns = -1;
+    std::size_t got = 0;
+    beside_a_ticker([&](const std::atomic<int>& ticks) {
+      goro::http::Handler h = [&](Request& req, ResponseWriter& w) {
+        const int before = ticks.load();
+        auto b = req.body().read_all();
+        turns = ticks.load() - before;
+        got = b ? b->size() : 0;
+        (void)w.write("ok");
+      };
+      test::RequestSpec spec{.method = "POST", .target = "/up", .body = body};
+      if (chunked) {
+        spec.header.set("Transfer-Encoding", "chunked");
+        std::string wire;
+        for (std::size_t at = 0; at < body.size(); at += 32 << 10)
+          wire += fmt::format("{:x}\r\n{}\r\n", 32 << 10, body.substr(at, 32 << 10));
+        spec.body = wire + "0\r\n\r\n";
+      }
+      const auto res = test::serve(h, spec, {.max_body_bytes = 32 << 20});
+      EXPECT_EQ(res.status, 200);
+    });
+    EXPECT_EQ(got, body.size());
+    EXPECT_GE(turns, 32) << "the other goroutine ran while the body was read";
+  }
+}
+
+// Pipelined requests that are all there already never make a read wait: the
+// connection's goroutine yields every 64 requests, so another goroutine on
+// the same P runs at least that often while 4,096 of them are answered.
+TEST(Recorder, ServingPipelinedRequestsLetsOtherGoroutinesRun) {
+  std::string wire;
+  for (int i = 0; i < 4096; ++i)
+    wire += "GET /p HTTP/1.1\r\nHost: t\r\n\r\n";
+  int longest_run = 0;  // most requests answered with no turn of the other goroutine
+  std::size_t answered = 0;
+  beside_a_ticker([&](const std::atomic<int>& ticks) {
+    int last_ticks = -1;
+    int run = 0;
+    goro::http::Handler h = [&](Request&, ResponseWriter& w) {
+      const int now = ticks.load();
+      run = now == last_ticks ? run + 1 : 1;
+      last_ticks = now;
+      longest_run = std::max(longest_run, run);
+      (void)w.write("ok");
+    };
+    answered = test::serve_raw(h, wire).size();
+  });
   EXPECT_EQ(answered, 4096u);
   std::printf("longest run of requests without the other goroutine: %d\n", longest_run);
   // 64 plus slack; with no yield it is the 10 ms of sysmon's preemption,

@@ -28,6 +28,7 @@
 
 #include "goro/goro.hpp"
 #include "goro/http.hpp"
+#include "goro/http/metrics.hpp"
 
 namespace goro_test {
 
@@ -461,6 +462,28 @@ inline std::string run_command(const std::string& cmd) {
     out.append(buf, n);
   pclose(p);
   return out;
+}
+
+// A series' value in this process's /metrics text (goro::http::metrics_text,
+// process-wide), e.g. "goro_http_connections" or
+// "goro_http_requests_total{code=\"2xx\"}"; -1 when it is absent.
+inline double metric_in_process(std::string_view series) {
+  const std::string text = http::metrics_text();
+  const std::string key = "\n" + std::string(series) + " ";
+  const std::size_t at = text.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + key.size()));
+}
+
+// Polls until `pred` holds or `limit` passes; the last value of pred.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return pred();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 inline std::string get(std::string_view path, std::string_view extra = "") {
