@@ -16,14 +16,6 @@ using detail::BodyState;
 using detail::Exchange;
 using detail::ParseEvent;
 
-// A scheduling point every kYieldEveryBytes handed to the handler
-// (detail::note_bytes_handled): a fast client's upload never parks the
-// reader (its bytes are always there), and de-chunking plus the handler's
-// copies of a 64 MiB upload held a P for 61 ms.
-void delivered(Exchange& x, std::size_t n) {
-  detail::note_bytes_handled(x, n);
-}
-
 // Fills x.pending with the next body bytes, or ends the body. False when the
 // body is over (kDone) or failed (kError).
 bool next_body_chunk(Exchange& x) {
@@ -89,7 +81,7 @@ Result<std::size_t> read_into(Exchange& x, char* dst, std::size_t size) {
   const std::size_t n = std::min(size, x.pending.size());
   std::memcpy(dst, x.pending.data(), n);
   x.pending.remove_prefix(n);
-  delivered(x, n);
+  detail::note_bytes_handled(x, n);  // a scheduling point every 256 KiB
   return n;
 }
 
@@ -129,7 +121,7 @@ Result<std::string> BodyReader::read_all() {
     const std::size_t n = std::min<std::size_t>(x.pending.size(), detail::kYieldEveryBytes);
     all.append(x.pending.substr(0, n));
     x.pending.remove_prefix(n);
-    delivered(x, n);
+    detail::note_bytes_handled(x, n);  // a scheduling point every 256 KiB
   }
 }
 
@@ -170,7 +162,7 @@ bool drain_body(Exchange& x) {
   const std::uint64_t limit = x.body_bytes + kMaxPostHandlerDrain;
   x.pending = {};
   while (next_body_chunk(x)) {
-    delivered(x, x.pending.size());
+    detail::note_bytes_handled(x, x.pending.size());
     x.pending = {};
     if (x.body_bytes > limit) return false;
   }

@@ -310,7 +310,9 @@ int status_for_silent_handler(const Exchange& x);
 bool body_error_takes_over(const Exchange& x);
 // conn.cpp: counts request bytes the connection's goroutine handled and
 // yields every kYieldEveryBytes: bytes that arrive as fast as they are read
-// never make a read wait, so a big head or body would otherwise keep the P.
+// never make a read wait, so a big head or body would otherwise keep the P
+// (de-chunking a fast client's 64 MiB upload and the handler's copies held
+// one for 61 ms).
 void note_bytes_handled(Exchange& x, std::size_t n);
 // conn.cpp: answers the parser's error (status, Connection: close).
 void answer_parse_error(Exchange& x);
