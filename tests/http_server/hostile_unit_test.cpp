@@ -101,25 +101,31 @@ http::Router routes(const std::shared_ptr<Seen>& seen) {
 // silent one is evicted for it), and every silent one is closed once the
 // read-header timeout from accept has passed.
 TEST(HostileInProcess, SilentConnectionsPastTheCapThenANormalRequest) {
+  // Under TSan a goroutine that needs a new G costs its TSan fiber, about
+  // 12 ms of CPU (perf, 2026-11-26: __tsan::CreateThreadContext and the
+  // memset of its state; Gs and their fibers are reused after that): 85
+  // accepts/s on an idle machine, 22/s with four busy loops and another
+  // TSan test beside it, so 220 connections took longer to accept than the
+  // header timeout gave the first of them, and the cap never filled. The
+  // same shape at a tenth of the scale there: past the cap by 20.
 #if defined(GORO_TSAN)
-  // Open finding (2026-11-26): under TSan, 220 silent connections opened at
-  // once leave goro_http_connections at 0 for 20 s (20 of them are served
-  // as expected); not understood yet, so not asserted here until it is.
-  // Release, ASan and debug run this test.
-  GTEST_SKIP() << "under investigation under TSan: see the comment above";
+  constexpr int kCap = 20;
+#else
+  constexpr int kCap = 200;
 #endif
+  constexpr int kSilent = kCap + 20;
   auto seen = std::make_shared<Seen>();
   // 5 s: every silent connection is accepted well before the first of them
   // times out, even under TSan on a loaded machine (with 1 s the first ones
   // were closed before the last were accepted, and the cap never filled).
-  TestServer s(routes(seen), {.read_header_timeout = 5s, .max_connections = 200});
+  TestServer s(routes(seen), {.read_header_timeout = 5s, .max_connections = kCap});
   std::vector<std::unique_ptr<Client>> silent;
-  for (int i = 0; i < 220; ++i) {
+  for (int i = 0; i < kSilent; ++i) {
     silent.push_back(std::make_unique<Client>(s.port(), 10000ms));
     ASSERT_TRUE(silent.back()->connected()) << i;
   }
   // Every silent connection accepted (or refused at the cap) before asking.
-  ASSERT_TRUE(eventually([] { return metric("goro_http_connections") >= 200; }, 20s))
+  ASSERT_TRUE(eventually([] { return metric("goro_http_connections") >= kCap; }, 20s))
       << "open: " << metric("goro_http_connections")
       << "; server log: " << (s.log().empty() ? std::string("(empty)") : s.log().front());
   const auto t0 = Clock::now();
@@ -137,7 +143,7 @@ TEST(HostileInProcess, SilentConnectionsPastTheCapThenANormalRequest) {
   int closed = 0;
   for (auto& sc : silent)
     closed += sc->closed_by_peer() ? 1 : 0;
-  EXPECT_EQ(closed, 220);
+  EXPECT_EQ(closed, kSilent);
   EXPECT_LT(Clock::now() - closing_from, 12s);
 }
 
