@@ -1,5 +1,6 @@
 #include "framework/http/parser/head_rules.hpp"
 
+#include "framework/http/parser/header_list.hpp"
 #include "framework/http/parser/request_line.hpp"
 
 namespace goro::http::detail {
@@ -19,14 +20,38 @@ constexpr ParseError kBodyTooLarge{413, "request body too large"};
 
 }  // namespace
 
+namespace {
+
+// One length switch and at most one comparison per line.
+FieldKind classify(std::string_view name) noexcept {
+  switch (name.size()) {
+    case 4:
+      return equal_fold(name, "Host") ? FieldKind::kHost : FieldKind::kOther;
+    case 6:
+      return equal_fold(name, "Expect") ? FieldKind::kExpect : FieldKind::kOther;
+    case 7:
+      return equal_fold(name, "Upgrade") ? FieldKind::kUpgrade : FieldKind::kOther;
+    case 10:
+      return equal_fold(name, "Connection") ? FieldKind::kConnection : FieldKind::kOther;
+    case 17:
+      return equal_fold(name, "Transfer-Encoding") ? FieldKind::kTransferEncoding
+                                                   : FieldKind::kOther;
+    default:
+      return FieldKind::kOther;
+  }
+}
+
+}  // namespace
+
 std::optional<ParseError> check_field_name(const RequestHead& head, std::string_view name,
                                            FieldTally& tally) {
   // llhttp 8.1 accepts ": value"; a field name is a non-empty token.
   if (name.empty()) return kInvalidHeaderName;
-  if (equal_fold(name, "Host")) {
+  tally.current = classify(name);
+  if (tally.current == FieldKind::kHost) {
     // Go refuses a second Host line even when identical (request.go).
     if (++tally.host_lines > 1) return kTooManyHosts;
-  } else if (equal_fold(name, "Transfer-Encoding")) {
+  } else if (tally.current == FieldKind::kTransferEncoding) {
     // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
     // framing (Go ignores the header instead, which a front proxy may not).
     if (!head.is_http11()) return kTransferEncodingHttp10;
@@ -35,33 +60,49 @@ std::optional<ParseError> check_field_name(const RequestHead& head, std::string_
   return std::nullopt;
 }
 
-std::optional<ParseError> check_field(const RequestHead&, HeaderField field) {
-  if (equal_fold(field.name, "Host")) {
-    if (!is_valid_host(field.value)) return kMalformedHost;
-  } else if (equal_fold(field.name, "Transfer-Encoding")) {
-    // Go accepts exactly one Transfer-Encoding line whose value is "chunked";
-    // llhttp accepts "gzip, chunked" and an empty value.
-    if (!equal_fold(field.value, "chunked")) return kUnsupportedTE;
+std::optional<ParseError> check_field(const RequestHead&, HeaderField field, FieldTally& tally) {
+  switch (tally.current) {
+    case FieldKind::kHost:
+      if (!is_valid_host(field.value)) return kMalformedHost;
+      tally.host = field.value;
+      break;
+    case FieldKind::kTransferEncoding:
+      // Go accepts exactly one Transfer-Encoding line whose value is
+      // "chunked"; llhttp accepts "gzip, chunked" and an empty value.
+      if (!equal_fold(field.value, "chunked")) return kUnsupportedTE;
+      break;
+    case FieldKind::kConnection:
+      tally.connection_close = tally.connection_close || list_has_token(field.value, "close");
+      tally.connection_keep_alive =
+          tally.connection_keep_alive || list_has_token(field.value, "keep-alive");
+      break;
+    case FieldKind::kExpect:
+      if (!tally.expect) tally.expect = field.value;
+      break;
+    case FieldKind::kUpgrade:
+      if (!tally.upgrade) tally.upgrade = field.value;
+      break;
+    case FieldKind::kOther:
+      break;
   }
+  tally.current = FieldKind::kOther;
   return std::nullopt;
 }
 
 namespace {
 
-void derive_connection(RequestHead& head) {
-  const HeaderList& h = head.headers;
+void derive_connection(RequestHead& head, const FieldTally& tally) {
   if (head.is_http11()) {
-    head.keep_alive = !h.has_token("Connection", "close");
+    head.keep_alive = !tally.connection_close;
   } else {
-    head.keep_alive =
-        h.has_token("Connection", "keep-alive") && !h.has_token("Connection", "close");
+    head.keep_alive = tally.connection_keep_alive && !tally.connection_close;
   }
-  if (auto expect = h.get("Expect")) {
-    head.expect_value = *expect;
+  if (tally.expect) {
+    head.expect_value = *tally.expect;
     head.expect =
-        equal_fold(*expect, "100-continue") ? Expectation::kContinue : Expectation::kOther;
+        equal_fold(*tally.expect, "100-continue") ? Expectation::kContinue : Expectation::kOther;
   }
-  if (auto upgrade = h.get("Upgrade")) head.upgrade_protocol = *upgrade;
+  if (tally.upgrade) head.upgrade_protocol = *tally.upgrade;
 }
 
 }  // namespace
@@ -72,7 +113,7 @@ std::optional<ParseError> finish_head(RequestHead& head, const FieldTally& tally
   if (tally.host_lines == 0 && head.is_http11() && !is_connect) return kMissingHost;
   // RFC 9112 §3.2.2: an absolute- or authority-form target's authority (set
   // from the request line) overrides the Host header.
-  if (head.host.empty() && tally.host_lines > 0) head.host = *head.headers.get("Host");
+  if (head.host.empty() && tally.host_lines > 0) head.host = tally.host;
 
   if (verdict.chunked) {
     head.framing = BodyFraming::kChunked;
@@ -85,7 +126,7 @@ std::optional<ParseError> finish_head(RequestHead& head, const FieldTally& tally
   // would be parsed as the next request.
   if (is_connect && head.has_body()) return kConnectWithBody;
 
-  derive_connection(head);
+  derive_connection(head, tally);
   head.upgrade = verdict.upgrade;
   return std::nullopt;
 }

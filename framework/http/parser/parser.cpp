@@ -1,13 +1,21 @@
 // RequestParser's mechanism: llhttp driven one event at a time.
 //
 // # Pausing
-// Every callback that completes something the caller must see (head, a body
+// Every callback that completes something the caller must see (a body
 // piece, the start of the trailers, message end) records it in State::pending
 // and returns HPE_PAUSED. llhttp then stops with error_pos just past the bytes
 // that event covers, parse() reports the event with that many bytes consumed,
 // and llhttp_resume() makes the next call continue from the same state. So
 // llhttp never runs ahead of the caller, and a paused parser holds no pointer
 // into the caller's buffer.
+//
+// The head is the exception: on_headers_complete does not pause but marks
+// the head complete, and llhttp runs on to the section's end. The section
+// holds no body byte, so llhttp stops there either waiting for the body or,
+// for a request without one, in on_message_complete: parse() reports kHead
+// and keeps the message's end for the next call, which then needs no llhttp
+// run of its own (a second llhttp_execute per bodiless request, with its
+// pause and resume, was a twentieth of a pipelined request's instructions).
 //
 // # Sections
 // Head and trailer bytes go through SectionScanner into State::section (the
@@ -49,7 +57,7 @@ enum class Phase : std::uint8_t {
 };
 
 // What a callback paused llhttp to report.
-enum class Pending : std::uint8_t { kNone, kHead, kBody, kTrailersStart, kMessageEnd, kError };
+enum class Pending : std::uint8_t { kNone, kBody, kTrailersStart, kMessageEnd, kError };
 
 constexpr ParseError kAfterClose{400, "request after Connection: close"};
 constexpr ParseError kLineFolding{400, "obsolete line folding in header section"};
@@ -152,6 +160,8 @@ struct RequestParser::State {
     field_name = {};
     field_value = {};
     declared_chunk_bytes = 0;
+    head_complete = false;
+    ended_with_head = false;
     scanner.reset(SectionScanner::Kind::kRequestHead, limits);
     head_is_stale = false;
   }
@@ -257,7 +267,7 @@ struct RequestParser::State {
       s.trailers.add(field.name, field.value);
       return 0;
     }
-    if (auto err = check_field(s.head, field)) return s.refuse(*err);
+    if (auto err = check_field(s.head, field, s.tally)) return s.refuse(*err);
     s.head.headers.add(field.name, field.value);
     return 0;
   }
@@ -271,8 +281,8 @@ struct RequestParser::State {
     verdict.upgrade = p->upgrade != 0;
     if (auto err = finish_head(s.head, s.tally, verdict, s.limits)) return s.refuse(*err);
     s.chunk_extension_bytes = 0;
-    s.pending = Pending::kHead;
-    return HPE_PAUSED;
+    s.head_complete = true;  // no pause: see "Pausing"
+    return 0;
   }
 
   static int on_body(llhttp_t* p, const char* at, std::size_t n) {
@@ -334,6 +344,11 @@ struct RequestParser::State {
   std::string_view field_value;
   // Set by a callback right before it returns HPE_PAUSED; read by run_llhttp.
   Pending pending = Pending::kNone;
+  // on_headers_complete ran for this message's head.
+  bool head_complete = false;
+  // The head's llhttp run also ended the message (no body): the parse()
+  // after kHead reports kMessageEnd without running llhttp.
+  bool ended_with_head = false;
   std::string_view body_piece;
   std::uint64_t declared_chunk_bytes = 0;  // sum of chunk sizes so far (<= max_body_bytes)
   std::size_t chunk_extension_bytes = 0;   // on the chunk-size line being read
@@ -421,11 +436,16 @@ ParseResult RequestParser::parse(std::string_view input) {
         tabs_to_spaces_before_line_ends(raw);
         State::Ran ran = s.run_llhttp(raw);
         if (ran.event == Pending::kError) return s.fail(s.error, r);
-        // llhttp stops exactly at the section's end: after the head it pauses
-        // in on_headers_complete, after trailers in on_message_complete.
+        // llhttp stops exactly at the section's end: after a head waiting
+        // for its body or in on_message_complete, after trailers in
+        // on_message_complete.
         if (ran.used != raw.size()) return s.fail(kHeadNotConsumed, r);
-        if (ran.event == Pending::kHead) {
+        if (s.phase == Phase::kHead) {
+          if (!s.head_complete ||
+              (ran.event != Pending::kNone && ran.event != Pending::kMessageEnd))
+            return s.fail(kHeadNotConsumed, r);
           s.phase = Phase::kBody;
+          s.ended_with_head = ran.event == Pending::kMessageEnd;
           r.event = ParseEvent::kHead;
         } else if (ran.event == Pending::kMessageEnd) {
           s.end_message();
@@ -436,6 +456,12 @@ ParseResult RequestParser::parse(std::string_view input) {
         return r;
       }
       case Phase::kBody: {
+        if (s.ended_with_head) {
+          s.ended_with_head = false;
+          s.end_message();
+          r.event = ParseEvent::kMessageEnd;
+          return r;
+        }
         State::Ran ran = s.run_llhttp(rest);
         r.consumed += ran.used;
         switch (ran.event) {
@@ -454,8 +480,6 @@ ParseResult RequestParser::parse(std::string_view input) {
             return r;
           case Pending::kError:
             return s.fail(s.error, r);
-          case Pending::kHead:
-            return s.fail(kHeadNotConsumed, r);
         }
       }
     }

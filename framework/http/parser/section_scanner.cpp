@@ -1,5 +1,9 @@
 #include "framework/http/parser/section_scanner.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 
 namespace goro::http::detail {
@@ -31,10 +35,28 @@ void SectionScanner::reset(Kind kind, const HttpLimits& limits) noexcept {
 // index of the last byte skipped; the caller's loop goes on from the next,
 // which is a CR, an LF, the end of the input, or the byte that passes a
 // limit (refused there exactly as the byte-at-a-time loop would).
+//
+// Sixteen bytes at a time where SSE2 is there (every x86-64): a compare with
+// CR and with LF and a bit scan, a tenth of the byte loop's instructions on
+// a typical header line.
 std::size_t SectionScanner::skip_line(std::string_view input, std::size_t i,
                                       std::size_t budget) noexcept {
   const std::size_t end = i + 1 + std::min(budget, input.size() - i - 1);
   std::size_t j = i + 1;
+#if defined(__SSE2__)
+  const __m128i cr = _mm_set1_epi8('\r');
+  const __m128i lf = _mm_set1_epi8('\n');
+  while (j + 16 <= end) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(input.data() + j));
+    const auto hits = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf))));
+    if (hits != 0) {
+      j += static_cast<std::size_t>(__builtin_ctz(hits));
+      break;
+    }
+    j += 16;
+  }
+#endif
   while (j < end && input[j] != '\r' && input[j] != '\n')
     ++j;
   const std::size_t skipped = j - (i + 1);
