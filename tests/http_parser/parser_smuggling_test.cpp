@@ -194,7 +194,14 @@ INSTANTIATE_TEST_SUITE_P(
                 400, "header field not allowed in trailers"},
         BadCase{"TrailerHost", kChunked + "0\r\nX-Ok: 1\r\nhOsT: evil\r\n\r\n", 400,
                 "header field not allowed in trailers"},
-        BadCase{"TrailerTrailer", kChunked + "0\r\nTrailer: X\r\n\r\n", 400}),
+        BadCase{"TrailerTrailer", kChunked + "0\r\nTrailer: X\r\n\r\n", 400},
+        // llhttp would apply these to the connection (a later pipelined
+        // request refused while the head said keep-alive).
+        BadCase{"TrailerConnection",
+                kChunked + "0\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+                "header field not allowed in trailers"},
+        BadCase{"TrailerUpgrade", kChunked + "0\r\nUpgrade: websocket\r\n\r\n", 400,
+                "header field not allowed in trailers"}),
     case_name);
 
 }  // namespace

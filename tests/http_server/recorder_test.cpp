@@ -120,6 +120,25 @@ TEST(Header, AKeptFieldIsReusedOnlyForTheSameCheckedBytes) {
   EXPECT_EQ(names(), "");
 }
 
+// A moved-from Header is empty and takes new fields (its count was left
+// behind by the implicit move: the next add() indexed past the moved vector).
+TEST(Header, AMovedFromHeaderIsEmptyAndUsable) {
+  goro::http::Header a;
+  a.set("X-One", "1");
+  goro::http::Header b(std::move(a));
+  EXPECT_EQ(b.get("X-One"), "1");
+  EXPECT_EQ(a.size(), 0U);  // NOLINT(bugprone-use-after-move): the point of the test
+  a.add("X-Two", "2");
+  EXPECT_EQ(a.size(), 1U);
+  EXPECT_EQ(a.get("X-Two"), "2");
+  goro::http::Header c;
+  c = std::move(b);
+  EXPECT_EQ(c.get("X-One"), "1");
+  EXPECT_TRUE(b.empty());  // NOLINT(bugprone-use-after-move)
+  b.set("X-Three", "3");
+  EXPECT_EQ(b.get("X-Three"), "3");
+}
+
 // Go: a handler that declares a Content-Length and writes less keeps its
 // header, and the connection closes (the client would wait for the rest).
 TEST(Recorder, DeclaredLengthWithNothingWrittenIsKeptAndCloses) {

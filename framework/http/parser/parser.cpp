@@ -73,8 +73,12 @@ constexpr ParseError kForbiddenTrailer{400, "header field not allowed in trailer
 // message already framed and routed by its head. Go forbids Content-Length,
 // TE and Trailer as trailer keys; a request trailer naming any of these is
 // refused (400) rather than dropped, so the smuggling attempt is visible.
+// Connection and Upgrade too: llhttp applies a trailer's "Connection: close"
+// to its own state (it then refused the next pipelined request with "Data
+// after Connection: close" while the head said keep-alive).
 bool forbidden_trailer(std::string_view name) noexcept {
-  for (std::string_view f : {"content-length", "transfer-encoding", "host", "trailer", "te"}) {
+  for (std::string_view f :
+       {"content-length", "transfer-encoding", "host", "trailer", "te", "connection", "upgrade"}) {
     if (equal_fold(name, f)) return true;
   }
   return false;

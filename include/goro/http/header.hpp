@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace goro::http {
@@ -23,6 +24,25 @@ class Header {
     std::string name;  // canonical form
     std::string value;
   };
+
+  Header() = default;
+  Header(const Header&) = default;
+  Header& operator=(const Header&) = default;
+  // A moved-from Header is empty and usable.
+  Header(Header&& o) noexcept : fields_(std::move(o.fields_)), size_(o.size_) {
+    o.fields_.clear();
+    o.size_ = 0;
+  }
+  Header& operator=(Header&& o) noexcept {
+    if (this != &o) {
+      fields_ = std::move(o.fields_);
+      size_ = o.size_;
+      o.fields_.clear();
+      o.size_ = 0;
+    }
+    return *this;
+  }
+  ~Header() = default;
 
   // Replaces every value of `name` with `value`.
   void set(std::string_view name, std::string_view value);
