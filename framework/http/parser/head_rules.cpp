@@ -18,10 +18,6 @@ constexpr ParseError kTransferEncodingHttp10{400, "Transfer-Encoding in an HTTP/
 constexpr ParseError kConnectWithBody{400, "CONNECT request with a body"};
 constexpr ParseError kBodyTooLarge{413, "request body too large"};
 
-}  // namespace
-
-namespace {
-
 // One length switch and at most one comparison per line.
 FieldKind classify(std::string_view name) noexcept {
   switch (name.size()) {
