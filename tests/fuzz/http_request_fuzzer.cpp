@@ -9,7 +9,8 @@
 // status) must not depend on how the wire is cut; the transcript oracles of
 // http_oracles.hpp (documented statuses, body lengths and limits); parse()
 // never claims more bytes than it was offered (the driver's budget catches a
-// stall).
+// stall); the head fast path and llhttp alone (parser.hpp HeadPath) give the
+// same transcript.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -26,6 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const testing::Transcript whole = testing::drive_whole(wire, options);
   FUZZ_CHECK(whole.error_status != -1);
   goro::fuzz::check_transcript(whole, options);
+
+  testing::DriveOptions llhttp_only = options;
+  llhttp_only.head_path = goro::http::detail::HeadPath::kLlhttpOnly;
+  FUZZ_CHECK(testing::drive_whole(wire, llhttp_only) == whole);
 
   const testing::Transcript split =
       testing::drive(wire, goro::fuzz::cuts_every(stride, wire.size()), options);

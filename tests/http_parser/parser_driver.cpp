@@ -35,7 +35,7 @@ Message copy_head(const RequestHead& h) {
 
 Transcript drive(std::string_view wire, const std::vector<std::size_t>& cuts,
                  const DriveOptions& options) {
-  RequestParser parser(options.limits);
+  RequestParser parser(options.limits, options.head_path);
   Transcript t;
   std::string buffer;  // the loop's read buffer: bytes read, not yet taken
   std::size_t next_piece = 0;

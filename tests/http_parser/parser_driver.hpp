@@ -58,6 +58,8 @@ struct DriveOptions {
   // Stop after a message that asked for an upgrade, as a caller that switches
   // protocols would; the rest stays in `unread`.
   bool stop_at_upgrade = false;
+  // Which path judges complete heads (parser.hpp HeadPath).
+  HeadPath head_path = HeadPath::kFastPath;
 };
 
 // Feeds `wire` cut before each offset in `cuts` (ascending).

@@ -25,6 +25,35 @@
 // the next message begins, after its body and trailers too. Body bytes go to
 // llhttp straight from the caller's buffer, and body pieces are views of it.
 //
+// # The head fast path
+// llhttp walks a head a byte at a time through its state machine and calls
+// back for every span: about 1,400 instructions for wrk's two-line GET, a
+// fifth of a keep-alive request's user-space work. By the time llhttp would
+// run, the scanner has proved every line ends in CRLF and none is folded, and
+// parse_request_line() has split and judged the request line. For the heads
+// nearly every client sends, what is left of llhttp's work is byte-class
+// checks, so fast_head() does them itself and skips llhttp:
+//   - the method is GET or HEAD and the target origin-form, its bytes
+//     printable ASCII (kFastTarget);
+//   - each field line is a name of token bytes, ':', and a value of HTAB and
+//     0x20-0x7E bytes;
+//   - no field llhttp gives meaning to (Content-Length, Transfer-Encoding,
+//     Connection, Proxy-Connection, Upgrade), so the message has no body and
+//     asks for no upgrade, and llhttp's state between messages would not
+//     change had it run.
+// It calls the same check_field_name(), check_field() and finish_head() at
+// the same points as llhttp's callbacks would (and in the same order), so a
+// refusal among them is the same refusal. Any other head (a byte outside the
+// sets, a body, an upgrade, another method) it leaves untouched: the headers
+// and tally are cleared and llhttp parses the head from its start, as if the
+// fast path did not exist. It only ever accepts a subset of what llhttp
+// accepts, with the same result: tests/http_parser/parser_fast_path_test.cpp
+// tries every byte value in every position class against llhttp, and the
+// http_request fuzzer compares the two paths on each input. The difference
+// the two leave behind: llhttp's run rewrites tabs before a line's CR into
+// spaces inside the section (tabs_to_spaces_before_line_ends); values are
+// trimmed of them either way, so only the raw section bytes differ.
+//
 // # Upgrades
 // llhttp ends an upgrade or CONNECT message with HPE_PAUSED_UPGRADE, just
 // after on_message_complete. parse() acknowledges it with
@@ -36,10 +65,12 @@
 #include <llhttp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <utility>
 
+#include "framework/http/parser/byte_class.hpp"
 #include "framework/http/parser/head_rules.hpp"
 #include "framework/http/parser/request_line.hpp"
 #include "framework/http/parser/section_scanner.hpp"
@@ -128,10 +159,55 @@ ParseError from_llhttp(llhttp_errno_t err, const char* reason) {
   }
 }
 
+// Token bytes (RFC 9110 §5.6.2): what llhttp's strict build takes in a
+// field name.
+constexpr std::array<bool, 256> kFastName = alnum_plus("!#$%&'*+-.^_`|~");
+
+// Field-value bytes the fast path takes: HTAB and printable ASCII with SP.
+// (llhttp also takes obs-text, 0x80-0xFF; such heads go to llhttp.)
+constexpr std::array<bool, 256> kFastValue = [] {
+  std::array<bool, 256> t{};
+  t['\t'] = true;
+  for (int c = 0x20; c <= 0x7e; ++c)
+    t[c] = true;
+  return t;
+}();
+
+// Origin-form target bytes the fast path takes: printable ASCII, what
+// llhttp's strict build takes in a path, query and fragment.
+constexpr std::array<bool, 256> kFastTarget = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0x21; c <= 0x7e; ++c)
+    t[c] = true;
+  return t;
+}();
+
+bool fast_target(std::string_view target) noexcept {
+  for (char c : target) {
+    if (!kFastTarget[static_cast<unsigned char>(c)]) return false;
+  }
+  return true;
+}
+
+// Names llhttp parses the value of (its header states): a head with one of
+// them goes to llhttp. Host, Expect and the rest are plain fields to llhttp.
+bool llhttp_gives_meaning(FieldKind kind, std::string_view name) noexcept {
+  switch (kind) {
+    case FieldKind::kTransferEncoding:
+    case FieldKind::kConnection:
+    case FieldKind::kUpgrade:
+      return true;
+    default:
+      break;
+  }
+  return (name.size() == 14 && equal_fold(name, "content-length")) ||
+         (name.size() == 16 && equal_fold(name, "proxy-connection"));
+}
+
 }  // namespace
 
 struct RequestParser::State {
-  explicit State(HttpLimits l) : limits(l) {
+  explicit State(HttpLimits l, HeadPath p) : limits(l), path(p) {
     llhttp_settings_init(&settings);
     settings.on_header_field = on_header_field;
     settings.on_header_field_complete = on_header_field_complete;
@@ -165,6 +241,7 @@ struct RequestParser::State {
     field_value = {};
     declared_chunk_bytes = 0;
     head_complete = false;
+    head_took_fast_path = false;
     ended_with_head = false;
     scanner.reset(SectionScanner::Kind::kRequestHead, limits);
     head_is_stale = false;
@@ -182,6 +259,55 @@ struct RequestParser::State {
     head.version_major = line.version_major;
     head.version_minor = line.version_minor;
     return std::nullopt;
+  }
+
+  enum class Fast : std::uint8_t { kTaken, kRefused, kToLlhttp };
+
+  // The head fast path (see the file comment). After start_head(), on a
+  // complete head section. kRefused leaves the refusal in `error`;
+  // kToLlhttp leaves the head as start_head() made it.
+  Fast fast_head() {
+    if ((head.method != "GET" && head.method != "HEAD") ||
+        head.target_form != TargetForm::kOrigin || !fast_target(head.target)) {
+      return Fast::kToLlhttp;
+    }
+    // Lines after the request line's CRLF, up to the blank line's CRLF.
+    // The scanner guaranteed the shape: each line ends in CRLF, none starts
+    // with SP or HTAB, so the loops below stop at the latest at a CR.
+    const char* p = section.data() + scanner.request_line_size() + 2;
+    const char* const end = section.data() + section.size() - 2;
+    while (p < end) {
+      const char* const name_begin = p;
+      while (kFastName[static_cast<unsigned char>(*p)])
+        ++p;
+      if (*p != ':' || p == name_begin) return to_llhttp();
+      const std::string_view name(name_begin, static_cast<std::size_t>(p - name_begin));
+      if (auto err = check_field_name(head, name, tally)) return refused(*err);
+      if (llhttp_gives_meaning(tally.current, name)) return to_llhttp();
+      const char* const value_begin = ++p;
+      while (kFastValue[static_cast<unsigned char>(*p)])
+        ++p;
+      if (*p != '\r') return to_llhttp();
+      const HeaderField field{
+          name, trim_ows(std::string_view(value_begin, static_cast<std::size_t>(p - value_begin)))};
+      if (auto err = check_field(head, field, tally)) return refused(*err);
+      head.headers.add(field.name, field.value);
+      p += 2;
+    }
+    // llhttp's verdict on such a head: no body, no upgrade.
+    if (auto err = finish_head(head, tally, LlhttpVerdict{}, limits)) return refused(*err);
+    return Fast::kTaken;
+  }
+
+  Fast to_llhttp() {
+    head.headers.clear();
+    tally = {};
+    return Fast::kToLlhttp;
+  }
+
+  Fast refused(const ParseError& e) {
+    error = e;
+    return Fast::kRefused;
   }
 
   void start_trailers() {
@@ -331,6 +457,7 @@ struct RequestParser::State {
   llhttp_t llhttp{};
   llhttp_settings_t settings{};
   HttpLimits limits;
+  HeadPath path;
   SectionScanner scanner;
   Phase phase = Phase::kHead;
   // The previous message has ended but its head is still readable; the next
@@ -348,8 +475,9 @@ struct RequestParser::State {
   std::string_view field_value;
   // Set by a callback right before it returns HPE_PAUSED; read by run_llhttp.
   Pending pending = Pending::kNone;
-  // on_headers_complete ran for this message's head.
+  // on_headers_complete ran for this message's head, or fast_head() took it.
   bool head_complete = false;
+  bool head_took_fast_path = false;
   // The head's llhttp run also ended the message (no body): the parse()
   // after kHead reports kMessageEnd without running llhttp.
   bool ended_with_head = false;
@@ -358,7 +486,8 @@ struct RequestParser::State {
   std::size_t chunk_extension_bytes = 0;   // on the chunk-size line being read
 };
 
-RequestParser::RequestParser(HttpLimits limits) : state_(std::make_unique<State>(limits)) {}
+RequestParser::RequestParser(HttpLimits limits, HeadPath path)
+    : state_(std::make_unique<State>(limits, path)) {}
 RequestParser::~RequestParser() = default;
 RequestParser::RequestParser(RequestParser&&) noexcept = default;
 RequestParser& RequestParser::operator=(RequestParser&&) noexcept = default;
@@ -374,6 +503,9 @@ const ParseError& RequestParser::error() const noexcept {
 }
 const HttpLimits& RequestParser::limits() const noexcept {
   return state_->limits;
+}
+bool RequestParser::head_took_fast_path() const noexcept {
+  return state_->head_took_fast_path;
 }
 
 std::string_view RequestParser::raw_request_line() const noexcept {
@@ -436,6 +568,18 @@ ParseResult RequestParser::parse(std::string_view input) {
         if (!step.complete) return r;
         if (s.phase == Phase::kHead) {
           if (auto err = s.start_head()) return s.fail(*err, r);
+          if (s.path == HeadPath::kFastPath) {
+            const State::Fast fast = s.fast_head();
+            if (fast == State::Fast::kRefused) return s.fail(s.error, r);
+            if (fast == State::Fast::kTaken) {
+              s.head_took_fast_path = true;
+              s.head_complete = true;
+              s.phase = Phase::kBody;
+              s.ended_with_head = true;
+              r.event = ParseEvent::kHead;
+              return r;
+            }
+          }
         }
         tabs_to_spaces_before_line_ends(raw);
         State::Ran ran = s.run_llhttp(raw);

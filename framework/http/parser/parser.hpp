@@ -106,9 +106,15 @@ struct ParseResult {
   std::string_view body;     // kBody only: a view into the input
 };
 
+// How a complete head reaches its verdict. kFastPath (the default) lets the
+// head fast path (parser.cpp, "The head fast path") take the requests it
+// knows llhttp accepts; kLlhttpOnly runs llhttp on every head. The two must
+// report the same: tests and the http_request fuzzer compare them.
+enum class HeadPath : std::uint8_t { kFastPath, kLlhttpOnly };
+
 class RequestParser {
  public:
-  explicit RequestParser(HttpLimits limits = {});
+  explicit RequestParser(HttpLimits limits = {}, HeadPath path = HeadPath::kFastPath);
   ~RequestParser();
   RequestParser(RequestParser&&) noexcept;
   RequestParser& operator=(RequestParser&&) noexcept;
@@ -125,6 +131,8 @@ class RequestParser {
   // parser refused before it understood the request line.
   std::string_view raw_request_line() const noexcept;
   const HttpLimits& limits() const noexcept;
+  // The current (or last) head was judged by the fast path, not by llhttp.
+  bool head_took_fast_path() const noexcept;
 
   // Between requests with no byte of the next one taken: EOF here is a clean
   // close, anywhere else a truncated request.
