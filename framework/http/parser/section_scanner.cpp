@@ -44,17 +44,24 @@ std::size_t SectionScanner::skip_line(std::string_view input, std::size_t i,
   const std::size_t end = i + 1 + std::min(budget, input.size() - i - 1);
   std::size_t j = i + 1;
 #if defined(__SSE2__)
+  // A load may read past `end` (the budget) while inside the input: the
+  // position found is clamped to `end`. Near the input's end the load is
+  // the input's last 16 bytes, the ones before j shifted out of the mask.
+  // Lines are mostly shorter than 16 bytes and the last one ends near the
+  // input's end: the byte loop below was most of the scanner's work.
   const __m128i cr = _mm_set1_epi8('\r');
   const __m128i lf = _mm_set1_epi8('\n');
-  while (j + 16 <= end) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(input.data() + j));
-    const auto hits = static_cast<unsigned>(
-        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf))));
+  while (j < end && input.size() >= 16) {
+    const std::size_t base = std::min(j, input.size() - 16);
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(input.data() + base));
+    const auto hits = static_cast<unsigned>(_mm_movemask_epi8(
+                          _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)))) >>
+                      (j - base);
     if (hits != 0) {
-      j += static_cast<std::size_t>(__builtin_ctz(hits));
+      j = std::min(j + static_cast<std::size_t>(__builtin_ctz(hits)), end);
       break;
     }
-    j += 16;
+    j = std::min(base + 16, end);
   }
 #endif
   while (j < end && input[j] != '\r' && input[j] != '\n')
