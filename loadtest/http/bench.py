@@ -517,6 +517,26 @@ def tls_table(res, sc):
     return lines
 
 
+def per_round_lines(rounds):
+    """goro against the floor and nginx round by round: the table's ratios are
+    of medians taken separately, and the machine's speed drifts between rounds,
+    so the median of the same-round ratios is quoted beside them."""
+    lines = []
+    def ratios(peer, key):
+        return [g[key] / o[key] if g.get(key) and o.get(key) else None
+                for g, o in zip(rounds.get("goro", []), rounds.get(peer, []))]
+    for label, peer, key in (("goro/floor CPU per request", "floor", "cpu_us"),
+                             ("goro/floor requests/s", "floor", "rps"),
+                             ("goro/nginx requests/s", "nginx", "rps")):
+        per = ratios(peer, key)
+        if per and None not in per:
+            lines.append(f"- {label} per round: " + ", ".join(fmt(x, ".2f") for x in per) +
+                         f" (median {fmt(median(per), '.2f')}x)")
+    if lines:
+        lines.append("")
+    return lines
+
+
 def write_results(res, args, out_base):
     lines = [f"# HTTP load test, {res['date']}", "",
              f"- commit: `{res['commit']}`", f"- machine: {res['machine']}",
@@ -556,6 +576,7 @@ def write_results(res, args, out_base):
                          f"{fmt(m['p99'], '.2f')} | {fmt(m['cpu_us'], '.2f')} | {fmt(ratio, '.2f')}x | "
                          f"{fmt(vs_nginx, '.2f')}x | {m['errors']} | {m['non2xx']} |")
         lines.append("")
+        lines += per_round_lines(res["rounds"][sc])
     if res.get("idle"):
         lines += ["## Idle keep-alive connections (RSS per connection)", "",
                   "| server | connections | still open | RSS before KiB | RSS after KiB | KiB per connection |",
