@@ -48,6 +48,20 @@ TEST(HeaderList, TokenListsMatchWholeElementsOnly) {
   EXPECT_FALSE(list_has_token("x-close", "close"));
 }
 
+// Every pair of bytes against the definition: equal after mapping A-Z to
+// a-z and nothing else (no locale, no other byte folded, '@' and '`' differ).
+TEST(HeaderList, EqualFoldEveryBytePair) {
+  auto lower = [](int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; };
+  for (int x = 0; x < 256; ++x) {
+    for (int y = 0; y < 256; ++y) {
+      const char a[2] = {'k', static_cast<char>(x)};
+      const char b[2] = {'K', static_cast<char>(y)};
+      ASSERT_EQ(equal_fold(std::string_view(a, 2), std::string_view(b, 2)), lower(x) == lower(y))
+          << x << " " << y;
+    }
+  }
+}
+
 TEST(HeaderList, EqualFoldAndTrim) {
   EXPECT_TRUE(equal_fold("Content-Length", "content-LENGTH"));
   EXPECT_FALSE(equal_fold("Content-Length", "Content-Lengt"));

@@ -4,23 +4,11 @@ namespace goro::http::detail {
 
 namespace {
 
-constexpr char to_lower_ascii(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
 constexpr bool is_ows(char c) noexcept {
   return c == ' ' || c == '\t';
 }
 
 }  // namespace
-
-bool equal_fold(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (to_lower_ascii(a[i]) != to_lower_ascii(b[i])) return false;
-  }
-  return true;
-}
 
 std::string_view trim_ows(std::string_view s) noexcept {
   while (!s.empty() && is_ows(s.front()))

@@ -25,7 +25,19 @@ struct HeaderField {
 };
 
 // ASCII case-insensitive equality (HTTP field names, tokens, schemes).
-bool equal_fold(std::string_view a, std::string_view b) noexcept;
+// Inline: most calls compare with a literal of a known length, a few
+// instructions once the compiler sees both.
+inline bool equal_fold(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto x = static_cast<unsigned char>(a[i]);
+    const auto y = static_cast<unsigned char>(b[i]);
+    if (x != y && ((x | 0x20U) != (y | 0x20U) || (x | 0x20U) - 'a' > unsigned{'z' - 'a'})) {
+      return false;
+    }
+  }
+  return true;
+}
 
 // Strips leading and trailing optional whitespace (SP / HTAB).
 std::string_view trim_ows(std::string_view s) noexcept;

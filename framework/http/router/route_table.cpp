@@ -414,7 +414,8 @@ void RouteTree::match(std::string_view method, std::string_view host, std::strin
   std::string cleaned;  // non-empty iff the path was unclean
   std::string_view p = path;
   if (!is_connect) {
-    host = strip_host_port(host);
+    // Only host patterns look at the host (lookup skips it without them).
+    if (!by_host_.empty()) host = strip_host_port(host);
     if (!is_clean_path(path)) {
       cleaned = clean_path(path);
       p = cleaned;
