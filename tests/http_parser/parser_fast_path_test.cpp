@@ -6,8 +6,10 @@
 // path, and the heads it must leave to llhttp must not.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parser_driver.hpp"
@@ -31,6 +33,14 @@ void expect_same(const std::string& wire) {
   ASSERT_EQ(fast.unread, slow.unread) << ::testing::PrintToString(wire);
   ASSERT_EQ(drive_bytewise(wire, with_path(HeadPath::kFastPath)), slow)
       << ::testing::PrintToString(wire);
+}
+
+// The pieces joined: one piece per line keeps long wires readable.
+std::string join(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts)
+    out.append(p);
+  return out;
 }
 
 // Whether the parser's first head went the fast way.
@@ -120,10 +130,10 @@ TEST(FastPath, FieldsLlhttpInterpretsAgree) {
     for (const std::string version : {"1.1", "1.0"}) {
       for (const std::string& f : fields) {
         const std::string head =
-            method + " /p HTTP/" + version + "\r\nHost: h\r\n" + f + "\r\n\r\n";
+            join({method, " /p HTTP/", version, "\r\nHost: h\r\n", f, "\r\n\r\n"});
         expect_same(head);
-        expect_same(head + "hello" + head);
-        expect_same(head + "0\r\n\r\n" + head);
+        expect_same(join({head, "hello", head}));
+        expect_same(join({head, "0\r\n\r\n", head}));
       }
     }
   }
@@ -143,11 +153,11 @@ TEST(FastPath, RefusalsAreLlhttpPathRefusals) {
       "GET http://h/ HTTP/1.1\r\nHost: x\r\n\r\n",                 // absolute form
       "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
       "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
-      "GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET "
-      "/3 "
-      "HTTP/1.1\r\nHost: h\r\n\r\n",
-      "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /2 HTTP/1.0\r\n\r\nGET /3 "
-      "HTTP/1.0\r\n\r\n",
+      join({"GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+            "GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"}),
+      join({"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "GET /2 HTTP/1.0\r\n\r\n",
+            "GET /3 HTTP/1.0\r\n\r\n"}),
   };
   for (const std::string& w : wires)
     expect_same(w);
@@ -159,14 +169,14 @@ TEST(FastPath, InterleavesWithLlhttpHeads) {
   const std::string fast = "GET /f HTTP/1.1\r\nHost: h\r\n\r\n";
   const std::string post = "POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc";
   const std::string chunked =
-      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nT: "
-      "v\r\n\r\n";
+      join({"POST /c HTTP/1.1\r\nHost: h\r\n", "Transfer-Encoding: chunked\r\n\r\n",
+            "3\r\nabc\r\n0\r\n", "T: v\r\n\r\n"});
   const std::string upgrade =
       "GET /u HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\n";
   const std::string close = "GET /z HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
-  expect_same(fast + post + fast + chunked + fast + upgrade + fast + post + close + fast);
-  expect_same(post + fast + fast + chunked + chunked + fast + close);
-  const Transcript t = drive_whole(fast + post + fast + close + fast);
+  expect_same(join({fast, post, fast, chunked, fast, upgrade, fast, post, close, fast}));
+  expect_same(join({post, fast, fast, chunked, chunked, fast, close}));
+  const Transcript t = drive_whole(join({fast, post, fast, close, fast}));
   ASSERT_EQ(t.messages.size(), 4U);
   EXPECT_EQ(t.messages[1].body, "abc");
   EXPECT_EQ(t.messages[3].target, "/z");
@@ -180,17 +190,18 @@ TEST(FastPath, CoversWhatClientsSend) {
       // wrk
       "GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
       // curl 7.88
-      "GET /hello HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: curl/7.88.1\r\nAccept: "
-      "*/*\r\n\r\n",
+      join({"GET /hello HTTP/1.1\r\n", "Host: 127.0.0.1:8080\r\n", "User-Agent: curl/7.88.1\r\n",
+            "Accept: */*\r\n\r\n"}),
       // Python http.client
       "GET /x?y=1&z=%20 HTTP/1.1\r\nHost: localhost:1\r\nAccept-Encoding: identity\r\n\r\n",
       // Go's client
-      "GET / HTTP/1.1\r\nHost: h\r\nUser-Agent: Go-http-client/1.1\r\nAccept-Encoding: "
-      "gzip\r\n\r\n",
+      join({"GET / HTTP/1.1\r\n", "Host: h\r\n", "User-Agent: Go-http-client/1.1\r\n",
+            "Accept-Encoding: gzip\r\n\r\n"}),
       // a browser, less its Connection line
-      "HEAD /a/b.css HTTP/1.1\r\nHost: example.com\r\nUser-Agent: Mozilla/5.0 (X11; Linux "
-      "x86_64)\r\nAccept: text/css,*/*;q=0.1\r\nAccept-Language: en-US,en;q=0.5\r\nCookie: "
-      "a=b; c=\"d\"\r\nSec-Fetch-Dest: style\r\n\r\n",
+      join({"HEAD /a/b.css HTTP/1.1\r\n", "Host: example.com\r\n",
+            "User-Agent: Mozilla/5.0 (X11; Linux x86_64)\r\n", "Accept: text/css,*/*;q=0.1\r\n",
+            "Accept-Language: en-US,en;q=0.5\r\n", "Cookie: a=b; c=\"d\"\r\n",
+            "Sec-Fetch-Dest: style\r\n\r\n"}),
       "GET / HTTP/1.0\r\n\r\n",
       "GET / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n",
   };

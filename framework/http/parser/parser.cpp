@@ -299,6 +299,23 @@ struct RequestParser::State {
     return Fast::kTaken;
   }
 
+  // fast_head() for parse(): true when it decided (r is the kHead or the
+  // kError event), false when llhttp is to parse the head.
+  bool took_fast_head(ParseResult& r) {
+    const Fast fast = fast_head();
+    if (fast == Fast::kToLlhttp) return false;
+    if (fast == Fast::kRefused) {
+      fail(error, r);
+      return true;
+    }
+    head_took_fast_path = true;
+    head_complete = true;
+    phase = Phase::kBody;
+    ended_with_head = true;
+    r.event = ParseEvent::kHead;
+    return true;
+  }
+
   Fast to_llhttp() {
     head.headers.clear();
     tally = {};
@@ -568,18 +585,7 @@ ParseResult RequestParser::parse(std::string_view input) {
         if (!step.complete) return r;
         if (s.phase == Phase::kHead) {
           if (auto err = s.start_head()) return s.fail(*err, r);
-          if (s.path == HeadPath::kFastPath) {
-            const State::Fast fast = s.fast_head();
-            if (fast == State::Fast::kRefused) return s.fail(s.error, r);
-            if (fast == State::Fast::kTaken) {
-              s.head_took_fast_path = true;
-              s.head_complete = true;
-              s.phase = Phase::kBody;
-              s.ended_with_head = true;
-              r.event = ParseEvent::kHead;
-              return r;
-            }
-          }
+          if (s.path == HeadPath::kFastPath && s.took_fast_head(r)) return r;
         }
         tabs_to_spaces_before_line_ends(raw);
         State::Ran ran = s.run_llhttp(raw);

@@ -72,6 +72,22 @@ std::size_t SectionScanner::skip_line(std::string_view input, std::size_t i,
   return j - 1;
 }
 
+// Blank lines before the request line (kLeading, kLeadingCR): false for a
+// CR not followed by LF. The first other byte starts the request line.
+bool SectionScanner::leading(char c) noexcept {
+  if (state_ == State::kLeadingCR) {
+    state_ = State::kLeading;
+    return c == '\n';
+  }
+  if (c == '\r') {
+    state_ = State::kLeadingCR;
+  } else if (c != '\n') {
+    state_ = State::kRequestLine;
+    request_line_size_ = 1;
+  }
+  return true;
+}
+
 SectionScanner::Step SectionScanner::scan(std::string_view input, std::string& section) {
   Step step;
   std::size_t i = 0;
@@ -93,18 +109,9 @@ SectionScanner::Step SectionScanner::scan(std::string_view input, std::string& s
     }
     switch (state_) {
       case State::kLeading:
-        if (c == '\r') {
-          state_ = State::kLeadingCR;
-        } else if (c != '\n') {
-          state_ = State::kRequestLine;
-          request_line_size_ = 1;
-        }
-        if (state_ != State::kRequestLine) copy_from = i + 1;
-        break;
       case State::kLeadingCR:
-        if (c != '\n') return fail(kBareCR);
-        state_ = State::kLeading;
-        copy_from = i + 1;
+        if (!leading(c)) return fail(kBareCR);
+        if (state_ != State::kRequestLine) copy_from = i + 1;
         break;
       case State::kRequestLine:
         if (c == '\r') {

@@ -61,6 +61,7 @@ class SectionScanner {
 
  private:
   std::size_t skip_line(std::string_view input, std::size_t i, std::size_t budget) noexcept;
+  bool leading(char c) noexcept;
   enum class State : std::uint8_t {
     kLeading,        // before the request line: blank lines are skipped
     kLeadingCR,      // a CR of a leading blank line
