@@ -125,6 +125,8 @@ TEST(FastPath, FieldsLlhttpInterpretsAgree) {
       "TE: trailers",
       "Trailer: X",
       "Content-Type: text/plain",
+      "Connection: keep-alive\t,x",
+      "Proxy-Connection: keep-alive",
   };
   for (const std::string method : {"GET", "HEAD", "POST", "OPTIONS"}) {
     for (const std::string version : {"1.1", "1.0"}) {
@@ -134,6 +136,9 @@ TEST(FastPath, FieldsLlhttpInterpretsAgree) {
         expect_same(head);
         expect_same(join({head, "hello", head}));
         expect_same(join({head, "0\r\n\r\n", head}));
+        // A head the fast path takes after one llhttp parsed.
+        expect_same(join({head, "GET /2 HTTP/1.1\r\nHost: h\r\n\r\n"}));
+        expect_same(join({head, "hello", "GET /2 HTTP/1.1\r\nHost: h\r\n\r\n"}));
       }
     }
   }

@@ -260,7 +260,14 @@ INSTANTIATE_TEST_SUITE_P(
         KeepAliveCase{"Http10KeepAlive", "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", true},
         KeepAliveCase{"Http10KeepAliveAndClose",
                       "GET / HTTP/1.0\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n",
-                      false}),
+                      false},
+        // llhttp reads these as "close"; goro closes whenever llhttp would
+        // (LlhttpVerdict::keep_alive), else it answered keep-alive and then
+        // refused the next request with 400.
+        KeepAliveCase{"ProxyConnectionCloseAsLlhttp",
+                      "GET / HTTP/1.1\r\nHost: h\r\nProxy-Connection: close\r\n\r\n", false},
+        KeepAliveCase{"Http10TabBeforeCommaAsLlhttp",
+                      "GET / HTTP/1.0\r\nConnection: keep-alive\t,x\r\n\r\n", false}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ParserKeepAliveStop, NothingIsReadAfterConnectionClose) {

@@ -123,6 +123,10 @@ std::optional<ParseError> finish_head(RequestHead& head, const FieldTally& tally
   if (is_connect && head.has_body()) return kConnectWithBody;
 
   derive_connection(head, tally);
+  // A connection goro kept open that llhttp had closed would refuse the
+  // next request with a 400 after answering this one "keep-alive", and a
+  // head the fast path takes (parser.cpp) would skip that refusal.
+  if (!verdict.keep_alive) head.keep_alive = false;
   head.upgrade = verdict.upgrade;
   return std::nullopt;
 }

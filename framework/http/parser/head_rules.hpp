@@ -48,6 +48,12 @@ struct LlhttpVerdict {
   bool has_content_length = false;
   std::uint64_t content_length = 0;
   bool upgrade = false;
+  // llhttp_should_keep_alive(): false when llhttp, after this message, will
+  // refuse any further byte ("Data after `Connection: close`"). Its reading
+  // of Connection differs from goro's in corners (it takes
+  // Proxy-Connection as Connection; a tab before a comma ends its token
+  // match), so goro closes whenever llhttp would.
+  bool keep_alive = true;
 };
 
 // `head` has its request line filled in (host holds the target's authority,

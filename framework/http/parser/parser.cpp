@@ -40,7 +40,10 @@
 //   - no field llhttp gives meaning to (Content-Length, Transfer-Encoding,
 //     Connection, Proxy-Connection, Upgrade), so the message has no body and
 //     asks for no upgrade, and llhttp's state between messages would not
-//     change had it run.
+//     change had it run. That state is always "ready for the next request"
+//     when a head is parsed at all: a message after which llhttp would
+//     refuse more bytes is one goro closes after too (finish_head takes
+//     llhttp_should_keep_alive into head.keep_alive), so no head follows it.
 // It calls the same check_field_name(), check_field() and finish_head() at
 // the same points as llhttp's callbacks would (and in the same order), so a
 // refusal among them is the same refusal. Any other head (a byte outside the
@@ -426,6 +429,7 @@ struct RequestParser::State {
     verdict.has_content_length = (p->flags & F_CONTENT_LENGTH) != 0;
     verdict.content_length = p->content_length;
     verdict.upgrade = p->upgrade != 0;
+    verdict.keep_alive = llhttp_should_keep_alive(p) != 0;
     if (auto err = finish_head(s.head, s.tally, verdict, s.limits)) return s.refuse(*err);
     s.chunk_extension_bytes = 0;
     s.head_complete = true;  // no pause: see "Pausing"
