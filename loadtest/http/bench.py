@@ -523,14 +523,22 @@ def per_round_lines(rounds):
     so the median of the same-round ratios is quoted beside them."""
     lines = []
     def ratios(peer, key):
-        return [g[key] / o[key] if g.get(key) and o.get(key) else None
-                for g, o in zip(rounds.get("goro", []), rounds.get(peer, []))]
+        # Round i of each server, side by side; a round missing for either
+        # (a run that failed) or without the figure reads "—".
+        goro, other = rounds.get("goro", []), rounds.get(peer, [])
+        out = []
+        for i in range(max(len(goro), len(other))):
+            g = goro[i] if i < len(goro) else {}
+            o = other[i] if i < len(other) else {}
+            out.append(g[key] / o[key] if g.get(key) and o.get(key) else None)
+        return out
     for label, peer, key in (("goro/floor CPU per request", "floor", "cpu_us"),
                              ("goro/floor requests/s", "floor", "rps"),
                              ("goro/nginx requests/s", "nginx", "rps")):
         per = ratios(peer, key)
-        if per and None not in per:
-            lines.append(f"- {label} per round: " + ", ".join(fmt(x, ".2f") for x in per) +
+        if any(x is not None for x in per):
+            lines.append(f"- {label} per round: " +
+                         ", ".join("—" if x is None else f"{x:.2f}x" for x in per) +
                          f" (median {fmt(median(per), '.2f')}x)")
     if lines:
         lines.append("")
