@@ -20,4 +20,7 @@ constexpr std::array<bool, 256> alnum_plus(std::string_view extra) {
   return t;
 }
 
+// RFC 9110 tchar: the bytes of a token (field names, methods, list tokens).
+inline constexpr std::array<bool, 256> kTokenByte = alnum_plus("!#$%&'*+-.^_`|~");
+
 }  // namespace goro::http::detail

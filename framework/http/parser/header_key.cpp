@@ -6,13 +6,6 @@
 
 namespace goro::http::detail {
 
-namespace {
-
-// RFC 9110 tchar.
-constexpr std::array<bool, 256> kTokenByte = alnum_plus("!#$%&'*+-.^_`|~");
-
-}  // namespace
-
 bool is_token(std::string_view s) noexcept {
   if (s.empty()) return false;
   for (char c : s) {

@@ -162,10 +162,6 @@ ParseError from_llhttp(llhttp_errno_t err, const char* reason) {
   }
 }
 
-// Token bytes (RFC 9110 §5.6.2): what llhttp's strict build takes in a
-// field name.
-constexpr std::array<bool, 256> kFastName = alnum_plus("!#$%&'*+-.^_`|~");
-
 // Field-value bytes the fast path takes: HTAB and printable ASCII with SP.
 // (llhttp also takes obs-text, 0x80-0xFF; such heads go to llhttp.)
 constexpr std::array<bool, 256> kFastValue = [] {
@@ -281,7 +277,8 @@ struct RequestParser::State {
     const char* const end = section.data() + section.size() - 2;
     while (p < end) {
       const char* const name_begin = p;
-      while (kFastName[static_cast<unsigned char>(*p)])
+      // Token bytes: what llhttp's strict build takes in a field name.
+      while (kTokenByte[static_cast<unsigned char>(*p)])
         ++p;
       if (*p != ':' || p == name_begin) return to_llhttp();
       const std::string_view name(name_begin, static_cast<std::size_t>(p - name_begin));
