@@ -69,7 +69,8 @@ constexpr int kWrite = 2;
 constexpr std::size_t kGatherLimit = 64 << 10;
 constexpr auto kCloseNotifyTimeout = std::chrono::seconds(5);
 constexpr std::size_t kYieldEvery = 256 << 10;
-// What a call's function returns for "WANT_READ" without calling OpenSSL.
+// Step::ret when call()'s `would_block` answered WANT_READ without calling
+// OpenSSL.
 constexpr int kWouldBlock = -1000;
 
 }  // namespace
