@@ -10,6 +10,7 @@
 #include <chrono>
 #include <climits>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "goro/detail/fault.hpp"
@@ -120,10 +121,18 @@ Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;
   if (n == 0) return std::size_t{0};
+  // After await_readable's successful wait this read is the one that
+  // follows a wait: straight to the syscall, as below (the edge is
+  // consumed; a deadline passing in between must not strand the bytes).
+  bool waited = std::exchange(read_waited_, false);
   // Deadlines and close win over available data, as in Go.
-  if (auto ec = detail::poll_check(pd_, PollMode::kRead)) return ec;
+  if (!waited) {
+    if (auto ec = detail::poll_check(pd_, PollMode::kRead)) return ec;
+  }
   for (;;) {
-    if (read_drained_) {
+    if (waited) {
+      waited = false;
+    } else if (read_drained_) {
       if (auto ec = detail::poll_wait(pd_, PollMode::kRead)) return ec;
       read_drained_ = false;
     } else {
@@ -143,6 +152,16 @@ Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
     } else if (errno != EINTR) {
       return sys_error(errno);
     }
+  }
+}
+
+void NetFd::await_readable() {
+  Ref ref(this);
+  if (!ref.ok() || !read_drained_) return;
+  if (detail::poll_check(pd_, PollMode::kRead)) return;
+  if (!detail::poll_wait(pd_, PollMode::kRead)) {
+    read_drained_ = false;
+    read_waited_ = true;
   }
 }
 

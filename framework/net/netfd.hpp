@@ -78,6 +78,18 @@ class NetFd {
   void set_peer(const Addr& a) { peer_ = a; }
 
   Result<std::size_t> read(void* buf, std::size_t n);
+  // For a reader that needs its buffers only once bytes are there
+  // (framework/http, conn.cpp "At rest without an Exchange"): true when the
+  // last read drained the socket, so the next read() would begin by parking
+  // ("The read fast path"). await_readable() parks that way now, without a
+  // buffer: after a wait that ended in readiness the next read() goes
+  // straight to the syscall, as it does after its own wait (the edge is
+  // consumed: a deadline that passed meanwhile must not leave the bytes
+  // unread with no edge to come); a deadline or a close that ended the wait
+  // is left for that read() to report, exactly as it would have. The
+  // reading goroutine only.
+  bool read_would_park() const { return read_drained_; }
+  void await_readable();
   Result<std::size_t> write_all(const void* buf, std::size_t n);
   Result<std::size_t> writev_all(const iovec* iov, std::size_t count);
   // accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC; EAGAIN parks, ECONNABORTED
@@ -170,6 +182,7 @@ class NetFd {
   std::atomic<std::uint64_t> state_{kOneRef};
   // Owned by the (single) reading goroutine; see "The read fast path".
   bool read_drained_ = false;
+  bool read_waited_ = false;  // await_readable's wait ended in readiness
   bool accept_drained_ = false;
   Addr peer_;
 };

@@ -20,8 +20,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 
 #include "framework/http/parser/status_text.hpp"
@@ -99,87 +101,228 @@ void answer_parse_error(Exchange& x) {
 
 namespace {
 
+// # At rest without an Exchange
+// An Exchange is a connection's whole working state: the read buffer, the
+// parser's state and head buffers, the router's match, the response's
+// header and buffers, about 13 KiB over a dozen allocations. Between two
+// requests it holds nothing a connection needs: rbuf has no unread byte,
+// `out` is written, the parser is idle, the request's and response's
+// fields are reset. So a connection at rest on a drained socket gives its
+// Exchange to its thread's cache and waits for readability without one
+// (NetFd::await_readable); once bytes are there it takes the cache's most
+// recent Exchange, most likely one another connection was just served
+// with, still in the CPU's cache. A thousand busy connections then share a
+// few warm Exchanges instead of each pulling its own from memory (docs/
+// DESIGN.md "What a thousand busy connections cost"), and a connection at
+// rest costs none of it.
+//
+// Invariants:
+// - An Exchange in a cache is at rest: no unread byte, `out` empty, the
+//   parser idle, no background read, reset_request() done. Nobody holds a
+//   pointer to it but the cache (its HandlerSlots point back at it, and
+//   their owner is null: no handler runs).
+// - A cache is its thread's own: only code on that thread touches it, and
+//   take and give back make no runtime call, so the goroutine cannot change
+//   thread in between (a goroutine moves only at a runtime call; a hog keeps
+//   its thread: scheduler/syscall.cpp). No lock.
+// - A taken Exchange serves only the server it was built for
+//   (server_generation), and is bound to its new connection (e, conn, tls)
+//   and its parser reset before use, so nothing of the last connection's
+//   message state carries over.
+// TLS connections keep theirs: OpenSSL may hold decrypted bytes that only
+// a read through the Exchange hands over, and its record reads are not
+// NetFd reads.
+constexpr std::size_t kCachedExchanges = 8;
+
+struct ExchangeCache {
+  std::array<Exchange*, kCachedExchanges> items{};  // oldest first
+  std::size_t n = 0;
+  ExchangeCache() = default;
+  ExchangeCache(const ExchangeCache&) = delete;
+  ExchangeCache& operator=(const ExchangeCache&) = delete;
+  ~ExchangeCache() {
+    while (n > 0)
+      delete items[--n];  // NOLINT(cppcoreguidelines-owning-memory)
+  }
+};
+
+thread_local ExchangeCache t_exchanges;
+
+// The running thread's cache. Out of line and opaque to the optimiser
+// (as goro's current_m(), scheduler/current.cpp): inlined, the compiler may
+// compute the thread_local's address once and reuse it after a call that
+// parked the goroutine and resumed it on another thread (rest_without_exchange
+// does exactly that), touching the old thread's cache from the new one.
+#if defined(__clang__)
+__attribute__((noinline))
+#else
+__attribute__((noipa))
+#endif
+ExchangeCache&
+this_thread_exchanges() noexcept {
+  ExchangeCache* c = &t_exchanges;
+  asm volatile("" : "+r"(c));
+  return *c;
+}
+
+// A new Exchange for `e`, or null (logged) when there is no memory for one.
+Exchange* new_exchange(ServerState& s, ConnEntry& e) noexcept {
+  try {
+    auto x = std::make_unique<Exchange>(&s, &e);
+    x->rbuf.resize(kInitialReadBuffer);
+    x->tls = e.tls;
+    return x.release();
+  } catch (const std::exception& ex) {
+    try {
+      s.log(fmt::format("http: dropping connection from {}: {}", e.conn.remote_addr().to_string(),
+                        ex.what()));
+    } catch (...) {
+      // Out of memory for the log line too: the drop still happens.
+    }
+    return nullptr;
+  }
+}
+
+// This thread's most recent Exchange of server `s`, bound to `e`; else a
+// new one; null when none could be made.
+Exchange* take_exchange(ServerState& s, ConnEntry& e) noexcept {
+  ExchangeCache& c = this_thread_exchanges();
+  for (std::size_t i = c.n; i-- > 0;) {
+    Exchange* x = c.items[i];
+    if (x->server_generation != s.generation) continue;
+    std::copy(c.items.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+              c.items.begin() + static_cast<std::ptrdiff_t>(c.n),
+              c.items.begin() + static_cast<std::ptrdiff_t>(i));
+    --c.n;
+    if (x->e != &e) x->parser.reset();
+    x->e = &e;
+    x->conn = &e.conn;
+    x->tls = e.tls;
+    x->peer_eof = false;
+    return x;
+  }
+  return new_exchange(s, e);
+}
+
+// Puts an Exchange at rest into this thread's cache; when it is full the
+// oldest goes (another server's, say, that nobody will take again).
+void give_back_exchange(Exchange* x) noexcept {
+  GORO_CHECK(x->rpos == x->rend && x->out.empty() && x->parser.is_idle() && !x->bg.active &&
+                 x->head == nullptr,
+             "http: an Exchange given back while not at rest");
+  ExchangeCache& c = this_thread_exchanges();
+  if (c.n == kCachedExchanges) {
+    delete c.items[0];  // NOLINT(cppcoreguidelines-owning-memory)
+    std::copy(c.items.begin() + 1, c.items.end(), c.items.begin());
+    --c.n;
+  }
+  c.items[c.n++] = x;
+}
+
+// At rest, read deadline set: when the socket is known drained, writes what
+// `out` holds, gives the Exchange back and waits for the next request's
+// bytes (or the deadline, or a close) without one, then takes one. False:
+// close the connection, the response could not be written (`xp` kept) or no
+// Exchange could be made (`xp` null).
+bool rest_without_exchange(Exchange*& xp) {
+  Exchange* x = xp;
+  if (x->conn == nullptr || x->tls != nullptr) return true;
+  net::NetFd* fd = goro::detail::NetConnAccess::netfd(*x->conn);
+  if (fd == nullptr || !fd->read_would_park()) return true;
+  if (!x->flush_out()) return false;
+  ServerState& s = *x->s;
+  ConnEntry& e = *x->e;
+  give_back_exchange(x);
+  xp = nullptr;
+  fd->await_readable();
+  xp = take_exchange(s, e);
+  return xp != nullptr;
+}
+
 // Reads until the parser reports a head. False: close the connection
 // (`linger` says how), or, with `release` set, end this goroutine and leave
 // the connection to a parked one ("Released while idle").
-bool read_head(Exchange& x, bool& linger, bool& release) {
+bool read_head(Exchange*& xp, bool& linger, bool& release) {
+  Exchange* x = xp;
   bool head_deadline_set = false;
   net::Clock::time_point release_at{};  // when this rest releases the goroutine
-  if (!x.unread().empty()) x.started = net::Clock::now();
+  if (!x->unread().empty()) x->started = net::Clock::now();
   for (;;) {
-    ParseResult r = x.parser.parse(x.unread());
-    x.rpos += r.consumed;
+    ParseResult r = x->parser.parse(x->unread());
+    x->rpos += r.consumed;
     if (r.event == ParseEvent::kHead) return true;
     if (r.event == ParseEvent::kError) {
-      answer_parse_error(x);
+      answer_parse_error(*x);
       linger = true;
       return false;
     }
-    const bool at_rest = x.parser.is_idle() && x.unread().empty();
+    const bool at_rest = x->parser.is_idle() && x->unread().empty();
     // A new connection waits for its first request under the read-header
     // timeout from accept (Go's ReadHeaderTimeout runs from the start of
     // readRequest, which for the first request is the accept), not the idle
     // timeout: silence from the start is a slow head, not a rest. It does
     // not end at a drain either: it may hold the request the client sent
     // just before the listener closed (ConnEntry, kNew).
-    const bool fresh = at_rest && x.e->state.load() == ConnEntry::kNew;
+    const bool fresh = at_rest && x->e->state.load() == ConnEntry::kNew;
     if (fresh) {
-      if (x.s->opts.read_header_timeout.count() > 0) {
-        x.set_read_deadline(x.e->accepted + x.s->opts.read_header_timeout);
-      } else if (x.s->opts.idle_timeout.count() > 0) {
-        x.set_read_deadline(x.e->accepted + x.s->opts.idle_timeout);
+      if (x->s->opts.read_header_timeout.count() > 0) {
+        x->set_read_deadline(x->e->accepted + x->s->opts.read_header_timeout);
+      } else if (x->s->opts.idle_timeout.count() > 0) {
+        x->set_read_deadline(x->e->accepted + x->s->opts.idle_timeout);
       }
     } else if (at_rest) {
       // A rest begins after a response (kActive); a goroutine started for a
       // released connection continues the one its predecessor began (kIdle).
-      const bool new_rest = x.e->state.load() == ConnEntry::kActive;
-      if (new_rest && !x.e->transition_to_idle()) return false;
-      if (x.s->draining.load()) return false;
-      x.release_buffers();
+      const bool new_rest = x->e->state.load() == ConnEntry::kActive;
+      if (new_rest && !x->e->transition_to_idle()) return false;
+      if (x->s->draining.load()) return false;
+      x->release_buffers();
       const net::Clock::time_point now = net::Clock::now();
       if (new_rest) {
-        x.e->idle_until = x.s->opts.idle_timeout.count() > 0 ? now + x.s->opts.idle_timeout
-                                                             : net::Clock::time_point{};
+        x->e->idle_until = x->s->opts.idle_timeout.count() > 0 ? now + x->s->opts.idle_timeout
+                                                               : net::Clock::time_point{};
       }
       // The read deadline: the end of the rest, or sooner the moment to
       // release the goroutine. Under load a connection's next request
       // comes long before either (the deadline is then moved later without
       // a timer operation: netpoll's lazy extension).
-      net::Clock::time_point deadline = x.e->idle_until;
+      net::Clock::time_point deadline = x->e->idle_until;
       release_at = {};
-      if (x.s->opts.idle_release_after.count() > 0 && x.s->opts.stack_size == 0) {
-        const net::Clock::time_point r = now + x.s->opts.idle_release_after;
+      if (x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0) {
+        const net::Clock::time_point r = now + x->s->opts.idle_release_after;
         if (deadline == net::Clock::time_point{} || r < deadline) deadline = release_at = r;
       }
-      x.set_read_deadline(deadline);
+      x->set_read_deadline(deadline);
+      if (!rest_without_exchange(xp)) return false;
+      x = xp;
     } else if (!head_deadline_set) {
-      if (x.s->opts.read_header_timeout.count() > 0)
-        x.set_read_deadline(x.started + x.s->opts.read_header_timeout);
+      if (x->s->opts.read_header_timeout.count() > 0)
+        x->set_read_deadline(x->started + x->s->opts.read_header_timeout);
       head_deadline_set = true;
     }
-    Result<std::size_t> n = x.read_more();
+    Result<std::size_t> n = x->read_more();
     if (!n && n.error() == goro::errc::timeout && at_rest &&
-        release_at != net::Clock::time_point{} && x.unread().empty() && x.out.empty()) {
+        release_at != net::Clock::time_point{} && x->unread().empty() && x->out.empty()) {
       // Rested until release_at, not until the end of the rest: the
       // goroutine goes, the rest's own deadline stays on the socket.
-      x.set_read_deadline(x.e->idle_until);
+      x->set_read_deadline(x->e->idle_until);
       release = true;
       return false;
     }
     if (!n && n.error() == goro::errc::timeout && !at_rest) {
       // Part of a head, then nothing for read_header_timeout: closed
       // without an answer (Go, nginx), logged as nginx does (408).
-      report_rejected(x, 408, 0, "request header timeout");
+      report_rejected(*x, 408, 0, "request header timeout");
     }
     if (!n || *n == 0) return false;
     if (at_rest) {
-      if (!x.e->transition_to_active()) return false;
+      if (!x->e->transition_to_active()) return false;
       // The first request's clocks (read-header, read) run from accept.
-      x.started = fresh ? x.e->accepted : net::Clock::now();
+      x->started = fresh ? x->e->accepted : net::Clock::now();
     }
     // A big head arriving as fast as it is read; after the transition, as
     // a connection at rest may be closed (shutdown, eviction) until then.
-    note_bytes_handled(x, *n);
+    note_bytes_handled(*x, *n);
   }
 }
 
@@ -653,50 +796,56 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
   ServerState& s = *sp;
   bool linger_after = false;
   bool release = false;
-  {
-    // Built on every wake of a released connection: an exception here
-    // (bad_alloc) closes this connection, not the process.
-    std::optional<Exchange> xo;
-    try {
-      xo.emplace(&s, ep.get());
-    } catch (const std::exception& ex) {
-      try {
-        s.log(fmt::format("http: dropping connection from {}: {}",
-                          ep->conn.remote_addr().to_string(), ex.what()));
-      } catch (...) {
-        // Out of memory for the log line too: the drop still happens.
+  // Taken on every wake of a released connection: null (no memory) closes
+  // this connection, not the process.
+  Exchange* x = take_exchange(s, *ep);
+  if (x == nullptr) {
+    finish_conn(sp, ep, false);
+    return;
+  }
+  bool linger = false;
+  bool threw = false;
+  try {
+    for (;;) {
+      if (!read_head(x, linger, release)) break;  // may swap x; null: none to be had
+      serve_one(*x);
+      if (x->close_after) {
+        linger = x->body_state != BodyState::kDone || !x->unread().empty();
+        break;
       }
-      finish_conn(sp, ep, false);
-      return;
+      x->reset_request();
     }
-    Exchange& x = *xo;
-    x.tls = ep->tls;
-    bool linger = false;
-    try {
-      x.rbuf.resize(kInitialReadBuffer);
-      for (;;) {
-        if (!read_head(x, linger, release)) break;
-        serve_one(x);
-        if (x.close_after) {
-          linger = x.body_state != BodyState::kDone || !x.unread().empty();
-          break;
-        }
-        x.reset_request();
-      }
-    } catch (const std::exception& e) {
-      release = false;
-      drop_after_exception(x, e.what());
-    } catch (...) {
-      release = false;
-      drop_after_exception(x, "unknown exception");
-    }
+  } catch (const std::exception& e) {
+    release = false;
+    threw = true;
+    if (x != nullptr) drop_after_exception(*x, e.what());
+  } catch (...) {
+    release = false;
+    threw = true;
+    if (x != nullptr) drop_after_exception(*x, "unknown exception");
+  }
+  if (x != nullptr) {
     if (!release) {
-      if (x.flush_out() && linger && !x.aborted) linger_after = true;
+      if (x->flush_out() && linger && !x->aborted) linger_after = true;
       // Over TLS a whole exchange ends with a close_notify; a cut one
       // (aborted) without, so the client sees the truncation.
-      if (ep->tls != nullptr && !x.aborted) tls::detail::close_notify_now(*ep->tls);
+      if (ep->tls != nullptr && !x->aborted) tls::detail::close_notify_now(*ep->tls);
     }
-  }  // the Exchange goes before another goroutine may build the next one
+    // The Exchange goes before another goroutine may take the connection:
+    // back to the cache when nothing went wrong (a released connection's is
+    // at rest; a closed one's is reset to rest), else destroyed.
+    if (!threw && !x->bg.active) {
+      x->reset_request();
+      x->parser.reset();
+      x->rpos = x->rend = 0;
+      x->out.clear();
+      x->release_buffers();
+      give_back_exchange(x);
+    } else {
+      delete x;  // NOLINT(cppcoreguidelines-owning-memory)
+    }
+    x = nullptr;
+  }
   if (release) {
     ResumeConn resume{std::move(sp), std::move(ep)};
     if (park_until_readable(resume)) return;  // this goroutine holds nothing now

@@ -159,7 +159,12 @@ const void* handler_caller() noexcept;
 
 struct Exchange {
   Exchange(ServerState* server, ConnEntry* entry)
-      : s(server), e(entry), conn(&entry->conn), parser(server->limits), slots(this) {}
+      : s(server),
+        e(entry),
+        conn(&entry->conn),
+        server_generation(server->generation),
+        parser(server->limits),
+        slots(this) {}
   // In-process (goro/http/test.hpp): no connection; the request's bytes are
   // put in rbuf up front (a read past them is the end of the stream) and
   // every byte for the socket is appended to *recording.
@@ -168,6 +173,7 @@ struct Exchange {
         e(nullptr),
         conn(nullptr),
         recording(recording),
+        server_generation(server->generation),
         parser(server->limits),
         slots(this) {}
   Exchange(const Exchange&) = delete;
@@ -181,6 +187,11 @@ struct Exchange {
   // Null for plain HTTP and in-process.
   tls::Conn* tls = nullptr;
   std::string* recording = nullptr;
+  // s->generation: the server whose limits the parser has. An Exchange at
+  // rest in a thread's cache (conn.cpp "At rest without an Exchange") serves
+  // only that server's connections again; s, e, conn and tls are set anew
+  // each time it is taken.
+  std::uint64_t server_generation;
   // In-process only: bytes the client sends once the server reads for them
   // (the body of an "Expect: 100-continue" request, as a real client waits
   // for the invitation); read_more hands them over.

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -104,10 +105,20 @@ inline bool once_a_second(std::atomic<std::int64_t>& stamp) {
 // (Go: 5 s).
 inline constexpr std::chrono::seconds kNewConnGrace{5};
 
+// A number no other ServerState of the process had (see `generation`).
+inline std::uint64_t next_server_generation() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 struct ServerState {
   ServerOptions opts;
   Handler handler;
   HttpLimits limits;
+  // Tells this server's Exchanges from another's in a thread's cache of
+  // Exchanges at rest (conn.cpp "At rest without an Exchange"), where the
+  // address alone would not: a later server may be allocated at this one's.
+  const std::uint64_t generation = next_server_generation();
 
   // A shutdown was asked for: readiness fails, responses say Connection:
   // close. During a lame duck, connections are still accepted and served.
