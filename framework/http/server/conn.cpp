@@ -126,9 +126,14 @@ namespace {
 //   thread in between (a goroutine moves only at a runtime call; a hog keeps
 //   its thread: scheduler/syscall.cpp). No lock.
 // - A taken Exchange serves only the server it was built for
-//   (server_generation), and is bound to its new connection (e, conn, tls)
-//   and its parser reset before use, so nothing of the last connection's
-//   message state carries over.
+//   (server_generation: its parser has that server's limits) and is bound
+//   to its new connection (e, conn, tls) before use. Nothing of the last
+//   connection's messages carries over: its parser is idle at a message
+//   boundary, where llhttp has cleared its flags (after every message it
+//   completes) and goro's own head state is begun afresh, and goro closes
+//   after any message llhttp would close after (parser.cpp), so a parser
+//   at rest is one that could serve any connection; a closed connection's
+//   is reset before it is given back.
 // TLS connections keep theirs: OpenSSL may hold decrypted bytes that only
 // a read through the Exchange hands over, and its record reads are not
 // NetFd reads.
@@ -194,7 +199,6 @@ Exchange* take_exchange(ServerState& s, ConnEntry& e) noexcept {
               c.items.begin() + static_cast<std::ptrdiff_t>(c.n),
               c.items.begin() + static_cast<std::ptrdiff_t>(i));
     --c.n;
-    if (x->e != &e) x->parser.reset();
     x->e = &e;
     x->conn = &e.conn;
     x->tls = e.tls;
