@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/net/netfd.hpp"
 #include "goro/goro.hpp"
 #include "goro/net.hpp"
 #include "goro/sync.hpp"
@@ -380,6 +381,54 @@ TEST(NetDeadline, PastDeadlineFailsImmediatelyEvenWithDataReady) {
     auto n = c.read(std::span<char>(buf));
     ASSERT_TRUE(n);
     EXPECT_EQ(std::string(buf, *n), "data");
+  });
+}
+
+// NetFd::await_readable (framework/http's rest without an Exchange): the
+// wait a drained socket's next read would begin with, done ahead of it. A
+// wait that ended in readiness consumed the edge, so the read after it gets
+// the bytes even when the deadline passed in between (as a read after its
+// own wait does); a wait the deadline ended leaves the timeout to the read.
+TEST(NetDeadline, AwaitReadableThenReadGetsTheBytesPastTheDeadline) {
+  with_silent_peer([](Conn& c, Conn& s) {
+    goro::net::NetFd* fd = goro::detail::NetConnAccess::netfd(c);
+    ASSERT_NE(fd, nullptr);
+    char buf[16];
+    ASSERT_TRUE(s.write("ping"));
+    auto n = c.read(std::span<char>(buf));
+    ASSERT_TRUE(n);
+    EXPECT_EQ(std::string(buf, *n), "ping");
+    ASSERT_TRUE(fd->read_would_park()) << "a short read drains the socket";
+
+    ASSERT_TRUE(c.set_read_deadline(200ms));
+    goro::WaitGroup wg;
+    wg.add(1);
+    goro::go([&] {
+      goro::sleep_for(5ms);
+      (void)s.write("next");
+      wg.done();
+    });
+    fd->await_readable();
+    wg.wait();
+    EXPECT_FALSE(fd->read_would_park());
+    goro::sleep_for(250ms);  // the deadline passes between the wait and the read
+    n = c.read(std::span<char>(buf));
+    ASSERT_TRUE(n) << n.error().message();
+    EXPECT_EQ(std::string(buf, *n), "next");
+    // Only that one read: the next one reports the passed deadline.
+    EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::timeout);
+
+    // A wait the deadline ends: the read after it times out, and the bytes
+    // sent later are still there once the deadline is cleared.
+    ASSERT_TRUE(c.set_read_deadline(30ms));
+    ASSERT_TRUE(fd->read_would_park());
+    fd->await_readable();
+    EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::timeout);
+    ASSERT_TRUE(s.write("late"));
+    ASSERT_TRUE(c.set_read_deadline(goro::net::Clock::time_point{}));
+    n = c.read(std::span<char>(buf));
+    ASSERT_TRUE(n);
+    EXPECT_EQ(std::string(buf, *n), "late");
   });
 }
 
