@@ -112,9 +112,9 @@ namespace {
 // (NetFd::await_readable); once bytes are there it takes the cache's most
 // recent Exchange, most likely one another connection was just served
 // with, still in the CPU's cache. A thousand busy connections then share a
-// few warm Exchanges instead of each pulling its own from memory (docs/
-// DESIGN.md "What a thousand busy connections cost"), and a connection at
-// rest costs none of it.
+// few warm Exchanges instead of each pulling its own from memory
+// (docs/DESIGN.md "What a thousand busy connections cost"), and a
+// connection at rest costs none of it.
 //
 // Invariants:
 // - An Exchange in a cache is at rest: no unread byte, `out` empty, the
