@@ -755,13 +755,14 @@ struct ResumeConn {
 
 // Released while idle (docs/DESIGN.md "Idle connections without a
 // goroutine"). A connection that rested idle_release_after ends its
-// goroutine: the Exchange (read buffer, parser, header maps, handler slot)
-// is gone, the stack goes back to the P's cache as the goroutine exits.
+// goroutine: its Exchange (read buffer, parser, header maps, handler slots)
+// goes back to the thread's cache, the stack to the P's cache as the
+// goroutine exits.
 // What stays is the ConnEntry (socket, TLS state, the rest's deadline) and
 // a goroutine that has never run, parked in the socket's read wait with no
 // stack (late stack binding), holding the two references. Readiness, the
 // idle deadline or a close (shutdown, eviction at the cap) readies it; it
-// binds a stack, builds an Exchange and continues at read_head, which finds
+// binds a stack, takes an Exchange and continues at read_head, which finds
 // the bytes, the timeout or the closed socket exactly as the old goroutine
 // would have. The state machine does not change: the connection stays
 // kIdle throughout, so shutdown's sweep and the cap's eviction close it as

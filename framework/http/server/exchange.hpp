@@ -1,9 +1,11 @@
 // Exchange: one connection's state as the connection goroutine, the Request
 // and the ResponseWriter share it. Request and ResponseWriter are thin views
 // over it (public headers cannot name parser or router types); the
-// connection loop (conn.cpp) owns it and resets its per-request half between
-// requests, keeping every buffer's capacity (no allocation per request once a
-// connection is warm).
+// connection loop (conn.cpp) owns it while a request is read and served,
+// resets its per-request half between requests, keeping every buffer's
+// capacity (no allocation per request once warm), and hands it to its
+// thread's cache while the connection rests (conn.cpp "At rest without an
+// Exchange"), so one Exchange serves many connections in turn.
 //
 // # Buffers
 // rbuf holds bytes read from the socket; [rpos, rend) is unread. The parser's
@@ -75,8 +77,9 @@ inline constexpr std::uint64_t kYieldEveryBytes = 256 << 10;
 // HandlerSlot, possibly serving another connection by then. Every public
 // method first compares `owner` with the caller's goroutine and touches
 // nothing else unless they match, so a stale or foreign caller gets an error
-// and never reaches an Exchange (which lives on a connection goroutine's
-// stack and may be gone).
+// and never reaches an Exchange (which may be serving another connection
+// by then, from its thread's cache, or be gone: conn.cpp "At rest without
+// an Exchange").
 //
 // owner: the goroutine running this slot's handler (a per-thread token off
 // goroutines, in-process), set by run_handler before the handler is called
