@@ -29,7 +29,10 @@ as ratios to Go's, with the per-round goro/Go ratios.
 Idle memory: a client opens N keep-alive connections, sends one request on
 each, reads the answer and holds them; the server's RSS (all its processes)
 4 s after the last one (at rest: goro has released their goroutines), less
-its RSS before, over N. Idle TLS memory (--idle-tls): the same
+its RSS before, over N. With goro among the servers, also goro-kept:
+goro-hello with --idle_release_after 0, whose connections keep their
+goroutines (what a connection holds in the first second of its rest, or
+always when the release is off). Idle TLS memory (--idle-tls): the same
 over TLS (Python's ssl module, one full handshake each), goro, Go and nginx:
 the RSS per idle TLS connection.
 
@@ -174,8 +177,10 @@ class Server:
             raise ValueError(f"{kind} does not speak TLS")
         pin = ["taskset", "-c", str(core)]
         env = dict(os.environ)
-        if kind == "goro":
+        if kind in ("goro", "goro-kept"):
             cmd = [bins["goro"], "--addr", "127.0.0.1:0", "--maxprocs", "1"]
+            if kind == "goro-kept":  # idle memory only: connections keep their goroutines
+                cmd += ["--idle_release_after", "0"]
             if max_conns:
                 cmd += ["--max_connections", str(max_conns)]
             if tls:
@@ -593,6 +598,10 @@ def write_results(res, args, out_base):
             lines.append(f"| {row['server']} | {row['n']} | {row['held']} | {row['before_kib']} | "
                          f"{row['after_kib']} | {row['per_conn_kib']:.2f} |")
         lines.append("")
+        if any(row["server"] == "goro-kept" for row in res["idle"]):
+            lines += ["goro-kept: goro-hello with `--idle_release_after 0`, each connection "
+                      "keeping its goroutine (what a connection holds in the first second of "
+                      "its rest).", ""]
     if res.get("idle_tls"):
         lines += ["## Idle keep-alive TLS connections (RSS per idle TLS connection)", "",
                   "Each after a full handshake (TLS 1.3, Python's ssl) and one request.", "",
@@ -718,8 +727,9 @@ def main():
                 res["errors"] |= m["errors"] > 0 or m["non2xx"] > 0
                 res["median"][sc][kind] = m
         res["idle"] = []
+        idle_kinds = servers + (["goro-kept"] if "goro" in servers else [])
         for n in [int(x) for x in args.idle.split(",") if x]:
-            for kind in servers:
+            for kind in idle_kinds:
                 row = idle_memory(kind, n, args, bins, tmp)
                 row.update(server=kind, n=n)
                 res["idle"].append(row)
