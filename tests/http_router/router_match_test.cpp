@@ -250,6 +250,31 @@ TEST(RouterMatch, SegmentsAreUnescapedOneByOne) {
   EXPECT_EQ(route(end, "GET", "", "/a/"), "/a/{$}");
 }
 
+// Literal method patterns are answered from the static table
+// (route_table.cpp, "Static routes") when the request spells the path the
+// same way; every other case takes the walk, with the walk's answer.
+TEST(RouterMatch, StaticTableAnswersAsTheWalkWould) {
+  RouteTable t =
+      table({"GET /a/b", "GET /a/{x}", "POST /a/b", "HEAD /e/{y}", "GET /c/", "GET /%64"});
+  EXPECT_EQ(route(t, "GET", "", "/a/b"), "GET /a/b");
+  EXPECT_EQ(route(t, "GET", "any.host:80", "/a/b"), "GET /a/b");
+  EXPECT_EQ(route(t, "POST", "", "/a/b"), "POST /a/b");
+  EXPECT_EQ(route(t, "HEAD", "", "/a/b"), "GET /a/b");  // HEAD's own tree, then GET's
+  EXPECT_EQ(route(t, "HEAD", "", "/e/a"), "HEAD /e/{y} y=a");
+  EXPECT_EQ(route(t, "PUT", "", "/a/b"), "405 GET, HEAD, POST");
+  EXPECT_EQ(route(t, "GET", "", "/a/%62"), "GET /a/b");  // unescaped by the walk
+  EXPECT_EQ(route(t, "GET", "", "/a/%2F"), "GET /a/{x} x=/");
+  EXPECT_EQ(route(t, "GET", "", "/a//b"), "301 /a/b");  // unclean: the walk's redirect
+  EXPECT_EQ(route(t, "GET", "", "/a/./b"), "301 /a/b");
+  EXPECT_EQ(route(t, "GET", "", "/c"), "301 /c/");   // a subtree, not a literal
+  EXPECT_EQ(route(t, "GET", "", "/d"), "GET /%64");  // an escaped literal
+  EXPECT_EQ(route(t, "GET", "", "/%64"), "GET /%64");
+  // A host pattern is tried before host-less ones: the table stands aside.
+  t.add("h.com/a/b");
+  EXPECT_EQ(route(t, "GET", "h.com", "/a/b"), "h.com/a/b");
+  EXPECT_EQ(route(t, "GET", "o.com", "/a/b"), "GET /a/b");
+}
+
 TEST(RouterMatch, BacktracksToTheWildcardBranch) {
   const RouteTable t = table({"/a/b/z", "/a/{x}/c", "/{y}/b/z", "/{u}/{w}/c/d"});
   EXPECT_EQ(route(t, "GET", "", "/a/b/c"), "/a/{x}/c x=b");
