@@ -60,6 +60,7 @@ class SectionScanner {
   std::size_t request_line_size() const noexcept { return request_line_size_; }
 
  private:
+  std::size_t whole_head(std::string_view input, std::size_t& request_line) const noexcept;
   std::size_t skip_line(std::string_view input, std::size_t i, std::size_t budget) noexcept;
   bool leading(char c) noexcept;
   enum class State : std::uint8_t {
