@@ -3,17 +3,24 @@
 // connection at rest gives its goroutine back, and everything a connection
 // at rest must do still works: the next request (whole, split, pipelined,
 // with a body), the idle timeout, graceful shutdown, eviction at the cap,
-// and release and wake-up racing each other from many clients at once.
+// and release and wake-up racing each other from many clients at once; and
+// a rest that cannot write the responses it begins with closes, never
+// releases.
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <fmt/format.h>
 
+#include <csignal>
+#include <memory>
 #include <optional>
 #include <random>
 
 #include "goro/detail/fault.hpp"
 #include "goro/http/metrics.hpp"
 #include "tests/http_server/test_util.hpp"
+#include "tests/tls/test_pki.hpp"
 
 namespace {
 
@@ -206,6 +213,71 @@ TEST(IdleRelease, EvictionRacingTheReleaseIsSafe) {
   goro::detail::arm_fault(FaultSite::kParkWindow, 0, 0);
   EXPECT_EQ(served, kRounds);
   EXPECT_GT(goro::detail::faults_taken(FaultSite::kParkWindow), taken0);
+}
+
+// A rest begins by writing the responses still buffered; when that write
+// fails the response is lost and the connection must close. Here it fails
+// with errc::timeout, the same error as the read's release deadline, because
+// the handler outlives write_timeout (as a client that stops reading makes
+// the write outlive it). The rest must not take that for its own deadline:
+// a connection released after losing a response keeps its client waiting
+// for an answer that never comes until idle_timeout (30 s here), where a
+// closed one tells it at once. `c` has sent a request for /late.
+void expect_closed_not_released(Client& c, long released_before) {
+  const auto start = std::chrono::steady_clock::now();
+  (void)c.read_all();  // until the server closes (the client's timeout is 15 s)
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 1500ms) << "closed before the handler was done";
+  EXPECT_LT(waited, 10s) << "the connection outlived its lost response";
+  EXPECT_EQ(released_now(), released_before) << "released after losing a response";
+}
+
+http::ServerOptions late_options() {
+  return {.write_timeout = 1s, .idle_timeout = 30s, .idle_release_after = 50ms};
+}
+
+void late(http::Request&, http::ResponseWriter& w) {
+  goro::sleep_for(2s);  // past write_timeout: the response's write fails
+  (void)w.write("late");
+}
+
+// Over TLS a rest always reads through its Exchange (OpenSSL may hold
+// decrypted bytes), so the write comes from read_more, not from a rest
+// without an Exchange.
+TEST(IdleRelease, ARestThatCannotWriteItsResponseClosesOverTls) {
+  static goro_test::TestPki pki;
+  static const goro_test::KeyPair cert = pki.issue("localhost", "DNS:localhost,IP:127.0.0.1");
+  ::signal(SIGPIPE, SIG_IGN);  // SSL_write on a socket the server closed
+  const long base = released_now();
+  http::ServerOptions o = late_options();
+  o.tls.emplace();
+  o.tls->certificates = {{.cert_pem = cert.cert_pem, .key_pem = cert.key_pem}};
+  TestServer s(late, o);
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
+                                                        SSL_CTX_free);
+  Client c(s.port(), 15s);
+  ASSERT_TRUE(c.start_tls(ctx.get()));
+  ASSERT_TRUE(c.send(get("/late")));
+  expect_closed_not_released(c, base);
+}
+
+// A plain connection rests without an Exchange only when its socket is
+// known drained (its last read was short); after a read that filled the
+// read buffer it reads through its Exchange, as over TLS. 32 KiB in one
+// send ends in a full read: four of the 8 KiB buffer (the parser keeps a
+// partial head itself), or 8 + 8 + 16 KiB were the buffer to grow instead.
+TEST(IdleRelease, ARestThatCannotWriteItsResponseClosesAfterAFullRead) {
+  const long base = released_now();
+  TestServer s(late, late_options());
+  Client c(s.port(), 15s);
+  const int sndbuf = 1 << 20;  // the request leaves in one segment
+  ::setsockopt(c.fd(), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  constexpr std::size_t kRequestBytes = 32 << 10;
+  const std::string head = "GET /late HTTP/1.1\r\nHost: t\r\nX-Pad: ";
+  const std::string request = head + std::string(kRequestBytes - head.size() - 4, 'p') + "\r\n\r\n";
+  ASSERT_EQ(request.size(), kRequestBytes);
+  ASSERT_TRUE(c.send(request));
+  expect_closed_not_released(c, base);
 }
 
 }  // namespace

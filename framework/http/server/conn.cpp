@@ -223,17 +223,15 @@ void give_back_exchange(Exchange* x) noexcept {
   c.items[c.n++] = x;
 }
 
-// At rest, read deadline set: when the socket is known drained, writes what
-// `out` holds, gives the Exchange back and waits for the next request's
+// At rest (`out` written: begin_rest), read deadline set: when the socket is
+// known drained, gives the Exchange back and waits for the next request's
 // bytes (or the deadline, or a close) without one, then takes one. False:
-// close the connection, the response could not be written (`xp` kept) or no
-// Exchange could be made (`xp` null).
+// no Exchange could be made (`xp` null), close the connection.
 bool rest_without_exchange(Exchange*& xp) {
   Exchange* x = xp;
   if (x->conn == nullptr || x->tls != nullptr) return true;
   net::NetFd* fd = goro::detail::NetConnAccess::netfd(*x->conn);
   if (fd == nullptr || !fd->read_would_park()) return true;
-  if (!x->flush_out()) return false;
   ServerState& s = *x->s;
   ConnEntry& e = *x->e;
   give_back_exchange(x);
@@ -241,6 +239,45 @@ bool rest_without_exchange(Exchange*& xp) {
   fd->await_readable();
   xp = take_exchange(s, e);
   return xp != nullptr;
+}
+
+// The start of a rest between two requests, up to read_head's read: writes
+// what `out` holds, makes the connection idle, arms the read deadline and,
+// on a drained socket, waits for bytes without an Exchange. `release_at`:
+// when this rest releases the goroutine, or none. False: close the
+// connection (`xp` null when no Exchange could be had).
+bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at) {
+  Exchange* x = xp;
+  // A rest begins after a response (kActive); a goroutine started for a
+  // released connection continues the one its predecessor began (kIdle).
+  // The responses still buffered (the last of a pipelined batch) go out
+  // first, while the connection is active: shutdown and eviction wait for
+  // them as for the handler, and a failed write, a lost response, closes
+  // it. The read deadline comes after: a timeout from read_head's read is
+  // then the rest's own (its release moment or its end), never the
+  // write's, which fails with the same errc::timeout past write_timeout.
+  if (!x->flush_out()) return false;
+  const bool new_rest = x->e->state.load() == ConnEntry::kActive;
+  if (new_rest && !x->e->transition_to_idle()) return false;
+  if (x->s->draining.load()) return false;
+  x->release_buffers();
+  const net::Clock::time_point now = net::Clock::now();
+  if (new_rest) {
+    x->e->idle_until = x->s->opts.idle_timeout.count() > 0 ? now + x->s->opts.idle_timeout
+                                                           : net::Clock::time_point{};
+  }
+  // The read deadline: the end of the rest, or sooner the moment to
+  // release the goroutine. Under load a connection's next request comes
+  // long before either (the deadline is then moved later without a timer
+  // operation: netpoll's lazy extension).
+  net::Clock::time_point deadline = x->e->idle_until;
+  release_at = {};
+  if (x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0) {
+    const net::Clock::time_point r = now + x->s->opts.idle_release_after;
+    if (deadline == net::Clock::time_point{} || r < deadline) deadline = release_at = r;
+  }
+  x->set_read_deadline(deadline);
+  return rest_without_exchange(xp);
 }
 
 // Reads until the parser reports a head. False: close the connection
@@ -275,29 +312,7 @@ bool read_head(Exchange*& xp, bool& linger, bool& release) {
         x->set_read_deadline(x->e->accepted + x->s->opts.idle_timeout);
       }
     } else if (at_rest) {
-      // A rest begins after a response (kActive); a goroutine started for a
-      // released connection continues the one its predecessor began (kIdle).
-      const bool new_rest = x->e->state.load() == ConnEntry::kActive;
-      if (new_rest && !x->e->transition_to_idle()) return false;
-      if (x->s->draining.load()) return false;
-      x->release_buffers();
-      const net::Clock::time_point now = net::Clock::now();
-      if (new_rest) {
-        x->e->idle_until = x->s->opts.idle_timeout.count() > 0 ? now + x->s->opts.idle_timeout
-                                                               : net::Clock::time_point{};
-      }
-      // The read deadline: the end of the rest, or sooner the moment to
-      // release the goroutine. Under load a connection's next request
-      // comes long before either (the deadline is then moved later without
-      // a timer operation: netpoll's lazy extension).
-      net::Clock::time_point deadline = x->e->idle_until;
-      release_at = {};
-      if (x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0) {
-        const net::Clock::time_point r = now + x->s->opts.idle_release_after;
-        if (deadline == net::Clock::time_point{} || r < deadline) deadline = release_at = r;
-      }
-      x->set_read_deadline(deadline);
-      if (!rest_without_exchange(xp)) return false;
+      if (!begin_rest(xp, release_at)) return false;
       x = xp;
     } else if (!head_deadline_set) {
       if (x->s->opts.read_header_timeout.count() > 0)
@@ -306,7 +321,7 @@ bool read_head(Exchange*& xp, bool& linger, bool& release) {
     }
     Result<std::size_t> n = x->read_more();
     if (!n && n.error() == goro::errc::timeout && at_rest &&
-        release_at != net::Clock::time_point{} && x->unread().empty() && x->out.empty()) {
+        release_at != net::Clock::time_point{} && x->unread().empty()) {
       // Rested until release_at, not until the end of the rest: the
       // goroutine goes, the rest's own deadline stays on the socket.
       x->set_read_deadline(x->e->idle_until);
