@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <csignal>
 #include <memory>
 #include <optional>
@@ -278,6 +279,28 @@ TEST(IdleRelease, ARestThatCannotWriteItsResponseClosesAfterAFullRead) {
   ASSERT_EQ(request.size(), kRequestBytes);
   ASSERT_TRUE(c.send(request));
   expect_closed_not_released(c, base);
+}
+
+// The same lost write before the read of a partial head (the next request
+// of a pipelined pair has begun to arrive): the connection closes, and the
+// failure is not the client's slow head. It used to come out of read_more
+// as errc::timeout and be reported to on_rejected as a 408 "request header
+// timeout".
+TEST(IdleRelease, AWriteFailingBeforeAPartialHeadIsNotReportedAs408) {
+  std::atomic<int> rejected_408{0};
+  http::ServerOptions o = late_options();
+  o.on_rejected = [&rejected_408](const http::RejectedRequest& r) {
+    if (r.status == 408) ++rejected_408;
+  };
+  TestServer s(late, o);
+  Client c(s.port(), 15s);
+  ASSERT_TRUE(c.send("GET /late HTTP/1.1\r\nHost: t\r\n\r\nGET /plaintext HT"));
+  const auto start = std::chrono::steady_clock::now();
+  (void)c.read_all();
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 1500ms) << "closed before the handler was done";
+  EXPECT_LT(waited, 10s) << "the connection outlived its lost response";
+  EXPECT_EQ(rejected_408.load(), 0) << "the lost write was reported as a slow head";
 }
 
 }  // namespace

@@ -319,6 +319,10 @@ bool read_head(Exchange*& xp, bool& linger, bool& release) {
         x->set_read_deadline(x->started + x->s->opts.read_header_timeout);
       head_deadline_set = true;
     }
+    // Responses still buffered (a pipelined batch whose next head is only
+    // partly here) go before the read, which would write them first: a
+    // failed write closes, never reported as the read's 408 below.
+    if (!x->flush_out()) return false;
     Result<std::size_t> n = x->read_more();
     if (!n && n.error() == goro::errc::timeout && at_rest &&
         release_at != net::Clock::time_point{} && x->unread().empty()) {
