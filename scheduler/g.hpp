@@ -84,6 +84,11 @@ struct alignas(64) G {
   // still reading. Hence atomics (relaxed); a report may mix two calls.
   std::atomic<const char*> syscall_what{nullptr};
   std::atomic<std::int64_t> syscall_since{0};
+  // When the run began that sysmon flagged as a hog (its P's sysmon_when at
+  // the flagging), for the hog report: the P the signal then detaches may
+  // be another one, with a schedule time of its own. Written by sysmon,
+  // read by sysmon (relaxed; the report may be a run late).
+  std::atomic<std::int64_t> hog_since{0};
   G* alllink = nullptr;  // all Gs ever allocated (sched.allg), for dumps and teardown
 };
 

@@ -99,15 +99,20 @@ void report_handoff(G* g, std::int64_t since, std::int64_t now, bool hog) {
   }
   last_report = now;
   const char* what = g->syscall_what.load(std::memory_order_relaxed);
-  const double ms = static_cast<double>(now - since) / 1e6;
   const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
+  // `since` is 0 when unknown (a preempt flag sysmon did not set): no
+  // duration then.
+  const std::string how_long =
+      since > 0 && since <= now
+          ? fmt::format(" for {:.1f} ms", static_cast<double>(now - since) / 1e6)
+          : std::string();
   std::string line = fmt::format(
-      "goro: sysmon: goroutine {} (spawned at {}:{}) has been {} for {:.1f} ms; its P was handed "
-      "to another thread",
+      "goro: sysmon: goroutine {} (spawned at {}:{}) has been {}{}; its P was handed to another "
+      "thread",
       g->id.load(std::memory_order_relaxed), at.file_name(), at.line(),
       hog ? "running without a scheduling point"
           : fmt::format("in a blocking call ({})", what != nullptr ? what : "?"),
-      ms);
+      how_long);
   if (suppressed != 0) line += fmt::format(" (+{} similar since the last report)", suppressed);
   suppressed = 0;
   line += "\n";
@@ -128,6 +133,7 @@ bool retake_running(P* p, std::int64_t now) {
   if (g == nullptr) return false;
   if (!g->preempt.exchange(true, std::memory_order_relaxed)) {
     sched.preempt_requests.fetch_add(1, std::memory_order_relaxed);
+    g->hog_since.store(p->sysmon_when, std::memory_order_relaxed);
   }
   if (g_async_preempt) signal_hog(p);  // again on every tick until the P moves
   return true;
@@ -152,12 +158,16 @@ bool retake_syscall(P* p, std::int64_t now) {
   G* g = p->running_g.load(std::memory_order_acquire);
   const bool hog = g != nullptr && g->status.load(std::memory_order_relaxed) == GStatus::kRunning;
   sched.handoffs.fetch_add(1, std::memory_order_relaxed);
-  // A hog has been running since its P's last schedule (sysmon_when); a
-  // blocking call since it entered the call. Calls under 100 ms are routine
-  // handoffs (file I/O) and not reported.
+  // A hog has been running since the start of the run sysmon flagged
+  // (hog_since), not since this P's last schedule: the goroutine flagged on
+  // one P may take the signal on another (its M moved on), whose
+  // sysmon_when is its own and may never have been set (the report then
+  // gave the uptime as the duration). A blocking call has lasted since it
+  // entered the call. Calls under 100 ms are routine handoffs (file I/O)
+  // and not reported.
   if (g != nullptr) {
-    const std::int64_t since =
-        hog ? p->sysmon_when : g->syscall_since.load(std::memory_order_relaxed);
+    const std::int64_t since = hog ? g->hog_since.load(std::memory_order_relaxed)
+                                   : g->syscall_since.load(std::memory_order_relaxed);
     if (hog || now - since > 100'000'000) report_handoff(g, since, now, hog);
   }
   handoffp(p);

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <regex>
+#include <string>
 #include <vector>
 
 #include "goro/goro.hpp"
@@ -32,6 +35,7 @@ TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
   } unset;
   std::vector<double> sleep_lat, echo_lat;
   goro::RuntimeStats stats;
+  testing::internal::CaptureStderr();  // sysmon's hog reports
   goro::run(
       [&] {
         auto ln = goro::net::listen("tcp", "127.0.0.1:0");
@@ -101,6 +105,19 @@ TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
         stats = goro::stats();
       },
       {.maxprocs = 2});
+  const std::string reports = testing::internal::GetCapturedStderr();
+  std::fputs(reports.c_str(), stderr);
+  // Each hog report gives how long the goroutine ran without a scheduling
+  // point: at most the hogs' 2 s (with room for a slow machine), never a
+  // time measured from another P's schedule or from 0 (that was the
+  // process's uptime).
+  const std::regex ran("running without a scheduling point for ([0-9.]+) ms");
+  int hog_reports = 0;
+  for (std::sregex_iterator it(reports.begin(), reports.end(), ran), end; it != end; ++it) {
+    ++hog_reports;
+    EXPECT_LT(std::stod((*it)[1].str()), 5000.0) << (*it)[0].str();
+  }
+  EXPECT_GE(hog_reports, 1) << reports;
   std::printf(
       "[ info ] hogs: %zu sleeps (p99 lateness %.2f ms), %zu echo round trips (p99 %.2f ms), "
       "%llu handoffs, %llu threads\n",
