@@ -64,7 +64,8 @@ struct alignas(64) G {
   // until its default-size stack is freed. Owner-written.
   bool stack_credit = false;
   // Set by sysmon when the G has run for more than 10 ms; honoured at the
-  // next runtime entry (cooperative preemption).
+  // next runtime entry (cooperative preemption); cleared when the G parks,
+  // yields or is scheduled.
   std::atomic<bool> preempt{false};
   // Intrusive link for GQueue (global queue, batches, free lists). Owned by
   // whoever holds the queue the G is in.
@@ -84,11 +85,11 @@ struct alignas(64) G {
   // still reading. Hence atomics (relaxed); a report may mix two calls.
   std::atomic<const char*> syscall_what{nullptr};
   std::atomic<std::int64_t> syscall_since{0};
-  // When the run began that sysmon flagged as a hog (its P's sysmon_when at
-  // the flagging), for the hog report: the P the signal then detaches may
-  // be another one, with a schedule time of its own. Written by sysmon,
-  // read by sysmon (relaxed; the report may be a run late).
-  std::atomic<std::int64_t> hog_since{0};
+  // When the slice began that sysmon last flagged as a hog (its P's
+  // sysmon_when then), for the hog report: the P the signal then detaches
+  // may be another one, with a schedule time of its own. Written and read
+  // by sysmon only.
+  std::int64_t hog_since = 0;
   G* alllink = nullptr;  // all Gs ever allocated (sched.allg), for dumps and teardown
 };
 

@@ -94,6 +94,9 @@ static inline void mark_running(M* m, P* p, G* g, bool inherit) {
     p->schedtick.store(p->schedtick.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   if (g->ctx.sp == nullptr) bind_stack(p, g);  // first run (galloc.cpp "Late stack binding")
+  // A flag left from an earlier slice (set before a blocking call, say, and
+  // the goroutine queued after it) is not about this one (Go's execute).
+  g->preempt.store(false, std::memory_order_relaxed);
   g->status.store(GStatus::kRunning, std::memory_order_relaxed);
   m->curg = g;
   p->running_g.store(g, std::memory_order_release);

@@ -139,6 +139,19 @@ void uninstall_preempt_signal() {
   g_sigurg_installed = false;
 }
 
+// A goroutine that lost its P during a blocking call (or to the hog
+// protocol) and takes another starts a new time slice on it: the P's
+// schedtick moves, so sysmon restarts its clock for the P (retake_running)
+// instead of measuring from the tick it last saw there, before the call,
+// and flagging the goroutine as a hog at its next look, microseconds after
+// the call returned (a signal and a handoff for nothing). The P's own
+// goroutine returning to it keeps its slice, as in Go: a loop of short
+// calls that never parks is still preempted after 10 ms.
+static void acquire_for_new_slice(M* m, P* p) {
+  acquirep(m, p);
+  p->schedtick.store(p->schedtick.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 void signal_hog(P* p) {
   int tid = p->owner_tid.load(std::memory_order_relaxed);
   if (tid != 0) syscall(SYS_tgkill, getpid(), tid, SIGURG);
@@ -192,7 +205,11 @@ M* reacquire_p(M* m) {
   m->oldp = nullptr;
   if (p == oldp && p->m.load(std::memory_order_relaxed) != nullptr)
     p->m.store(nullptr, std::memory_order_relaxed);
-  acquirep(m, p);
+  if (p == oldp) {
+    acquirep(m, p);
+  } else {
+    acquire_for_new_slice(m, p);
+  }
   g->syscall_what.store(nullptr, std::memory_order_relaxed);
   p->running_g.store(g, std::memory_order_release);
   return m;
@@ -234,7 +251,7 @@ void exit_syscall() noexcept {
       p = pidleget_locked();
     }
     if (p != nullptr) {
-      acquirep(m, p);
+      acquire_for_new_slice(m, p);
     } else {
       exit_syscall_slow(m, g);  // resumes later with a P, maybe on another M
       m = current_m();

@@ -131,9 +131,9 @@ bool retake_running(P* p, std::int64_t now) {
   if (now - p->sysmon_when < g_force_preempt) return false;
   G* g = p->running_g.load(std::memory_order_acquire);
   if (g == nullptr) return false;
+  g->hog_since = p->sysmon_when;
   if (!g->preempt.exchange(true, std::memory_order_relaxed)) {
     sched.preempt_requests.fetch_add(1, std::memory_order_relaxed);
-    g->hog_since.store(p->sysmon_when, std::memory_order_relaxed);
   }
   if (g_async_preempt) signal_hog(p);  // again on every tick until the P moves
   return true;
@@ -166,8 +166,8 @@ bool retake_syscall(P* p, std::int64_t now) {
   // entered the call. Calls under 100 ms are routine handoffs (file I/O)
   // and not reported.
   if (g != nullptr) {
-    const std::int64_t since = hog ? g->hog_since.load(std::memory_order_relaxed)
-                                   : g->syscall_since.load(std::memory_order_relaxed);
+    const std::int64_t since =
+        hog ? g->hog_since : g->syscall_since.load(std::memory_order_relaxed);
     if (hog || now - since > 100'000'000) report_handoff(g, since, now, hog);
   }
   handoffp(p);
