@@ -148,6 +148,13 @@ struct RouteNode {
   }
 };
 
+// Room for one more element, growing geometrically: the push that follows
+// cannot allocate (or throw).
+template <typename T>
+void reserve_one(std::vector<T>& v) {
+  if (v.size() == v.capacity()) v.reserve(std::max<std::size_t>(8, 2 * v.size()));
+}
+
 inline RouteNode* child(std::unique_ptr<RouteNode>& slot) {
   if (!slot) slot = std::make_unique<RouteNode>();
   return slot.get();
@@ -274,13 +281,15 @@ std::string RouteTree::static_path(const Pattern& p) {
 
 int RouteTree::static_lookup(std::string_view method, std::string_view path) const {
   if (static_.empty() || !by_host_.empty()) return -1;
-  // Bisect on the length alone, then compare bytes only with the few paths
-  // of the same length.
-  auto it = std::lower_bound(static_.begin(), static_.end(), path.size(),
-                             [](const StaticRoute& r, std::size_t n) { return r.path.size() < n; });
-  for (; it != static_.end() && it->path.size() == path.size(); ++it) {
-    if (std::memcmp(it->path.data(), path.data(), path.size()) == 0 && it->method == method)
-      return it->id;
+  // Mostly length comparisons: bytes are compared only between paths of
+  // the request's length.
+  auto it = std::lower_bound(
+      static_.begin(), static_.end(), path,
+      [](const StaticRoute& r, std::string_view p) { return static_before(r.path, p); });
+  for (; it != static_.end() && it->path.size() == path.size() &&
+         std::memcmp(it->path.data(), path.data(), path.size()) == 0;
+       ++it) {
+    if (it->method == method) return it->id;
   }
   return -1;
 }
@@ -293,7 +302,13 @@ int RouteTree::add(std::string_view text) {
                                      p.text, r->pattern.text, describe_conflict(p, r->pattern)));
     }
   }
+  // Everything that may throw comes before the tree changes (below, only
+  // node allocations may, which leave nodes without a pattern): a pattern
+  // that failed to register must not be half there.
   const int id = static_cast<int>(routes_.size());
+  StaticRoute fast{static_path(p), p.method, id};  // fast.path empty: not static
+  reserve_one(routes_);
+  if (!fast.path.empty()) reserve_one(static_);
   auto route = std::make_unique<RouteEntry>();
   route->pattern = std::move(p);
   for (const Segment& s : route->pattern.segments) {
@@ -335,15 +350,13 @@ int RouteTree::add(std::string_view text) {
   if (last == Segment::Kind::kMulti || last == Segment::Kind::kEnd) {
     slash_depths_ |= std::uint64_t{1} << std::min<std::size_t>(pat.segments.size(), 63);
   }
-  routes_.push_back(std::move(route));
-  // Last: should it throw, the walk still finds the pattern.
-  const Pattern& added = routes_.back()->pattern;
-  if (std::string path = static_path(added); !path.empty()) {
+  if (!fast.path.empty()) {
     auto at = std::upper_bound(
-        static_.begin(), static_.end(), path,
-        [](std::string_view p, const StaticRoute& r) { return static_before(p, r.path); });
-    static_.insert(at, StaticRoute{std::move(path), added.method, id});
+        static_.begin(), static_.end(), fast.path,
+        [](std::string_view a, const StaticRoute& r) { return static_before(a, r.path); });
+    static_.insert(at, std::move(fast));  // capacity reserved: no allocation
   }
+  routes_.push_back(std::move(route));  // capacity reserved
   return id;
 }
 

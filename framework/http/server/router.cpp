@@ -2,6 +2,7 @@
 // id, and the replies Go's ServeMux gives when no route takes the request.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "framework/http/router/route_table.hpp"
@@ -23,6 +24,10 @@ Router::Router() : impl_(std::make_shared<Impl>()) {}
 
 void Router::handle(std::string_view pattern, Handler h) {
   if (!h) throw PatternError(fmt::format("goro/http: nil handler for pattern \"{}\"", pattern));
+  // Room for the handler first: once the table has the pattern, its id must
+  // have a handler (the resize below then allocates nothing).
+  if (impl_->handlers.size() == impl_->handlers.capacity())
+    impl_->handlers.reserve(std::max<std::size_t>(8, 2 * impl_->handlers.size()));
   const int id = impl_->table.add(pattern);
   if (static_cast<std::size_t>(id) >= impl_->handlers.size()) impl_->handlers.resize(id + 1);
   impl_->handlers[id] = std::move(h);
