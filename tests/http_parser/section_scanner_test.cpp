@@ -6,6 +6,8 @@
 // block size, plus the limits.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <string_view>
@@ -25,7 +27,13 @@ struct Outcome {
   bool operator==(const Outcome&) const = default;
 };
 
-Outcome whole(std::string_view input, const HttpLimits& limits) {
+Outcome whole(std::string_view text, const HttpLimits& limits) {
+  // An exact-size copy: a read past the input's end is then past the
+  // allocation, where ASan sees it (a std::string's spare capacity and
+  // terminating NUL would hide it).
+  const auto bytes = std::make_unique<char[]>(text.size());
+  std::memcpy(bytes.get(), text.data(), text.size());
+  const std::string_view input(bytes.get(), text.size());
   SectionScanner s;
   s.reset(SectionScanner::Kind::kRequestHead, limits);
   Outcome o;
@@ -125,6 +133,33 @@ TEST(SectionScanner, HeadsAroundTheBlockSize) {
         EXPECT_EQ(c.status, 0);
       }
     }
+  }
+}
+
+// The limits at their edges: a head of n bytes with a request line of k is
+// taken at max_header_bytes n and max_request_line k, refused one below,
+// whichever path judges it.
+TEST(SectionScanner, LimitsAtTheirEdges) {
+  for (std::size_t target = 1; target <= 40; target += 3) {
+    const std::string h = "GET /" + std::string(target, 't') + " HTTP/1.1\r\nHost: h\r\n\r\n";
+    const std::size_t k = target + 14;
+    for (std::size_t header_bytes : {h.size() - 1, h.size(), h.size() + 1}) {
+      for (std::size_t line : {k - 1, k, k + 1}) {
+        HttpLimits limits;
+        limits.max_header_bytes = header_bytes;
+        limits.max_request_line = line;
+        const Outcome a = whole(h, limits);
+        EXPECT_EQ(a, bytewise(h, limits)) << h << " " << header_bytes << " " << line;
+        EXPECT_EQ(a.complete, header_bytes >= h.size() && line >= k) << h;
+      }
+    }
+  }
+  for (std::size_t tiny = 0; tiny < 5; ++tiny) {  // limits below a head's size
+    HttpLimits limits;
+    limits.max_header_bytes = tiny;
+    limits.max_request_line = tiny;
+    EXPECT_EQ(whole("GET / HTTP/1.1\r\n\r\n", limits), bytewise("GET / HTTP/1.1\r\n\r\n", limits));
+    EXPECT_EQ(whole("A\r\n\r\n", limits), bytewise("A\r\n\r\n", limits));
   }
 }
 
