@@ -36,6 +36,12 @@ __attribute__((tls_model("initial-exec"))) thread_local goro::detail::M* goro_tl
     nullptr;
 }
 #endif
+#if defined(__x86_64__)
+extern "C" {
+__attribute__((tls_model("initial-exec"))) thread_local goro::detail::G* goro_tls_current_g =
+    nullptr;
+}
+#endif
 
 namespace goro::detail {
 namespace {

@@ -243,7 +243,7 @@ int run_main(std::function<int()> body, int maxprocs, std::size_t stack_size, in
 
   MainResult main{std::move(body)};
   // The main goroutine: spawned by hand since there is no current G yet.
-  m0->curg = nullptr;
+  set_curg(m0, nullptr);
   {
     G* g = alloc_g();
     Stack s;

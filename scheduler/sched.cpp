@@ -98,7 +98,7 @@ static inline void mark_running(M* m, P* p, G* g, bool inherit) {
   // the goroutine queued after it) is not about this one (Go's execute).
   g->preempt.store(false, std::memory_order_relaxed);
   g->status.store(GStatus::kRunning, std::memory_order_relaxed);
-  m->curg = g;
+  set_curg(m, g);
   p->running_g.store(g, std::memory_order_release);
 }
 
@@ -166,7 +166,7 @@ __attribute__((returns_nonnull, always_inline)) static inline M* switch_away_inl
     mark_running(m, p, next, inherit);
     to = &next->ctx;
   } else {
-    m->curg = nullptr;
+    set_curg(m, nullptr);
     p->running_g.store(nullptr, std::memory_order_relaxed);
     to = &m->g0;
   }

@@ -341,6 +341,21 @@ inline void storeload_fence() {
 }
 #endif
 
+// Sets m->curg and, on x86-64, its mirror goro_tls_current_g (park.hpp
+// running_g()). Runs on m's own thread only: every change of curg does.
+// The store is in asm for the reason current_m()'s load is.
+inline void set_curg(M* m, G* g) noexcept {
+  m->curg = g;
+#if defined(__x86_64__)
+  asm volatile(
+      "movq goro_tls_current_g@gottpoff(%%rip), %%rax\n\t"
+      "movq %0, %%fs:(%%rax)"
+      :
+      : "r"(g)
+      : "rax", "memory");
+#endif
+}
+
 // CLOCK_MONOTONIC_COARSE: ~4 ns, jiffy resolution (timestamps for reports).
 std::int64_t coarse_now() noexcept;
 

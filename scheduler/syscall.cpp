@@ -97,7 +97,7 @@ void exit_syscall_slow(M* m, G* g) {
   g->status.store(GStatus::kRunnable, std::memory_order_relaxed);
   m->after = AfterSwitch::kGlobalPut;
   m->after_g = g;
-  m->curg = nullptr;
+  set_curg(m, nullptr);
   const ThreadState saved = save_thread_state(m);
   switch_context(m, &g->ctx, &m->g0, false);
   M* now = current_m();

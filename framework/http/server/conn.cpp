@@ -511,8 +511,7 @@ void release_handler_slot(HandlerSlot* slot) noexcept {
   pool.free = slot;
 }
 
-const void* handler_caller() noexcept {
-  if (const void* g = goro::detail::current_g()) return g;
+const void* thread_caller() noexcept {
   static thread_local const char off_goroutine = 0;
   return &off_goroutine;
 }

@@ -36,6 +36,7 @@
 #include "framework/http/router/route_table.hpp"
 #include "framework/http/server/background_read.hpp"
 #include "framework/http/server/server_state.hpp"
+#include "goro/detail/park.hpp"
 #include "goro/http/header.hpp"
 #include "goro/http/request.hpp"
 #include "goro/http/response.hpp"
@@ -156,9 +157,14 @@ class HandlerSlots {
   HandlerSlot* a_;
   HandlerSlot* b_ = nullptr;
 };
+// A token of the calling thread, for a caller that runs on no goroutine.
+const void* thread_caller() noexcept;
 // The caller's identity for HandlerSlot::owner: its goroutine, or a token of
-// its thread when it runs on none.
-const void* handler_caller() noexcept;
+// its thread when it runs on none. Inline: eleven checks a request.
+inline const void* handler_caller() noexcept {
+  if (const void* g = goro::detail::running_g()) return g;
+  return thread_caller();
+}
 
 struct Exchange {
   Exchange(ServerState* server, ConnEntry* entry)
