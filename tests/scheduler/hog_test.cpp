@@ -29,9 +29,9 @@ double p99_ms(std::vector<double> v) {
 
 TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
   // The protocol under test; TSan builds leave it off unless asked (sysmon.cpp).
-  setenv("GORO_DEBUG", "asyncpreemptoff=0", 1);
+  setenv("GORO_DEBUG", "asyncpreemptoff=0", 1);  // NOLINT(concurrency-mt-unsafe)
   struct Unset {
-    ~Unset() { unsetenv("GORO_DEBUG"); }
+    ~Unset() { unsetenv("GORO_DEBUG"); }  // NOLINT(concurrency-mt-unsafe)
   } unset;
   std::vector<double> sleep_lat, echo_lat;
   goro::RuntimeStats stats;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -257,26 +258,40 @@ TEST(Syscall, BackFromABlockingCallTheGoroutineGetsANewTimeSlice) {
   struct Unset {
     ~Unset() { unsetenv("GORO_DEBUG"); }  // NOLINT(concurrency-mt-unsafe)
   } unset;
-  std::uint64_t flagged = 0;
+  // Each round: a blocking call, then a 5 ms spin with no runtime entry,
+  // then a real park (sysmon sees the P reschedule). Without a new slice
+  // every round is flagged (the P's tick last moved before the call). A
+  // round counts only when its spin took under 8 ms on the wall clock: a
+  // busy machine that stalls the thread mid-spin makes a real hog of it.
+  constexpr int kRounds = 10;
+  int clean = 0;
+  int flagged_clean = 0;
   goro::run(
       [&] {
-        const std::uint64_t before = goro::stats().preempt_requests;
-        for (int i = 0; i < 5; ++i) {
+        for (int i = 0; i < kRounds; ++i) {
+          const std::uint64_t before = goro::stats().preempt_requests;
           goro::blocking([] { nanosleep_ms(30); });
-          const auto until = std::chrono::steady_clock::now() + 5ms;
+          const auto start = std::chrono::steady_clock::now();
           unsigned long spin = 0;
-          while (std::chrono::steady_clock::now() < until) {  // no runtime entry
+          while (std::chrono::steady_clock::now() < start + 5ms) {  // no runtime entry
             ++spin;
             asm volatile("" : "+r"(spin));
           }
-          goro::sleep_for(20ms);  // a real park: sysmon sees the P reschedule
+          const auto spun = std::chrono::steady_clock::now() - start;
+          goro::sleep_for(20ms);
+          if (spun < 8ms) {
+            ++clean;
+            if (goro::stats().preempt_requests != before) ++flagged_clean;
+          }
         }
-        flagged = goro::stats().preempt_requests - before;
       },
       {.maxprocs = 2});
-  // A spin of 5 ms can reach 10 ms only if this machine stalls the thread
-  // for 5 ms mid-spin; once in five rounds is allowed for that.
-  EXPECT_LE(flagged, 1u) << "goroutines flagged as hogs right after a blocking call";
+  std::printf("[ info ] %d of %d rounds clean, %d of them flagged\n", clean, kRounds,
+              flagged_clean);
+  if (clean < 3) GTEST_SKIP() << "the machine stalled nearly every spin";
+  // A stall before the spin's first clock read is not seen: a third of the
+  // clean rounds may be flagged for it. Without the new slice all are.
+  EXPECT_LE(flagged_clean * 3, clean) << "goroutines flagged as hogs right after a blocking call";
 }
 
 TEST(SyscallDeathTest, CallingGoroFromInsideBlockingIsFatal) {
