@@ -7,13 +7,18 @@
 // a rest that cannot write the responses it begins with closes, never
 // releases.
 #include <gtest/gtest.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include <fmt/format.h>
 
+#include <sys/ioctl.h>
+
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <random>
@@ -301,6 +306,108 @@ TEST(IdleRelease, AWriteFailingBeforeAPartialHeadIsNotReportedAs408) {
   EXPECT_GE(waited, 1500ms) << "closed before the handler was done";
   EXPECT_LT(waited, 10s) << "the connection outlived its lost response";
   EXPECT_EQ(rejected_408.load(), 0) << "the lost write was reported as a slow head";
+}
+
+// A pipelined pair whose responses (13 bytes and 15,000) sit in `out` until
+// the rest begins: the rest's write of them cannot finish while the client
+// reads nothing, the server's send buffer (set small here through the
+// server's own descriptor, found in /proc/self/fd) and the client's
+// receive window holding less than 15 KB. Shutdown and eviction that come
+// during that write find the connection active, as during its handler.
+constexpr std::size_t kBigBody = 15000;
+
+http::Router batch_routes() {
+  http::Router r = routes();
+  r.handle("GET /big", [](http::Request&, http::ResponseWriter& w) {
+    (void)w.write(std::string(kBigBody, 'b'));
+  });
+  return r;
+}
+
+// The server's end of `client`'s connection (this process), or -1.
+int server_end(int client) {
+  sockaddr_in local{};
+  socklen_t len = sizeof local;
+  if (::getsockname(client, reinterpret_cast<sockaddr*>(&local), &len) != 0) return -1;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    sockaddr_in peer{};
+    socklen_t pl = sizeof peer;
+    if (fd != client && ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0 &&
+        peer.sin_family == AF_INET && peer.sin_port == local.sin_port)
+      return fd;
+  }
+  return -1;
+}
+
+// Sends the batch on `c` once its server end has a small send buffer, and
+// returns when the rest's write is stuck: bytes queued on the server end,
+// the rest not writable. False (with a failure recorded) otherwise.
+bool stall_the_rest(Client& c) {
+  int fd = -1;
+  if (!eventually([&] { return (fd = server_end(c.fd())) >= 0; })) {
+    ADD_FAILURE() << "no server end for the client's connection";
+    return false;
+  }
+  const int small = 4096;
+  EXPECT_EQ(::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+  if (!c.send(get("/plaintext") + get("/big"))) return false;
+  int queued = 0;
+  // The write is stuck once its bytes stop moving: queued, and unchanged.
+  if (!eventually([&] {
+        int before = 0;
+        ::ioctl(fd, SIOCOUTQ, &before);
+        std::this_thread::sleep_for(50ms);
+        ::ioctl(fd, SIOCOUTQ, &queued);
+        return queued > 0 && queued == before;
+      })) {
+    ADD_FAILURE() << "the server's write never stalled";
+    return false;
+  }
+  return true;
+}
+
+void expect_the_batch(Client& c) {
+  const auto first = c.read_response();
+  EXPECT_EQ(first.status, 200);
+  EXPECT_EQ(first.body, "Hello, World!");
+  const auto second = c.read_response();
+  EXPECT_EQ(second.status, 200);
+  EXPECT_EQ(second.body.size(), kBigBody);
+}
+
+TEST(IdleRelease, ShutdownDuringTheRestsWriteDeliversTheBatch) {
+  TestServer s(batch_routes(), {.idle_timeout = 30s, .idle_release_after = 20ms});
+  Client c(s.port(), 15s, 2048);
+  ASSERT_TRUE(stall_the_rest(c));
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    s.stop(20s);
+    stopped = true;
+  });
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(stopped.load()) << "shutdown did not wait for the rest's write";
+  const auto start = std::chrono::steady_clock::now();
+  expect_the_batch(c);
+  EXPECT_TRUE(c.closed_by_peer()) << "a draining server kept the connection";
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "shutdown waited for its deadline";
+}
+
+TEST(IdleRelease, EvictionDuringTheRestsWriteSparesTheConnection) {
+  TestServer s(batch_routes(),
+               {.idle_timeout = 30s, .idle_release_after = 20ms, .max_connections = 1});
+  Client c(s.port(), 15s, 2048);
+  ASSERT_TRUE(stall_the_rest(c));
+  // At the cap with the one connection active: refused, nothing evicted.
+  Client b(s.port());
+  ASSERT_TRUE(b.send(get("/plaintext")));
+  EXPECT_EQ(b.read_response().status, 503);
+  expect_the_batch(c);
+  // The connection lives on and serves its next request.
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().body, "Hello, World!");
 }
 
 }  // namespace

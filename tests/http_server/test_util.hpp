@@ -89,8 +89,11 @@ class TestServer {
 // A blocking client socket with a receive timeout.
 class Client {
  public:
-  explicit Client(int port, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+  // rcvbuf: SO_RCVBUF before connect (the window the server sees), or 0.
+  explicit Client(int port, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000),
+                  int rcvbuf = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_port = htons(static_cast<uint16_t>(port));
