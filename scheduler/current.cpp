@@ -97,7 +97,8 @@ std::int64_t nanotime() noexcept {
 }
 
 std::string debug_option(const char* name) {
-  const char* env = std::getenv("GORO_DEBUG");
+  // Read at start-up and by tests between runs, never beside a setenv.
+  const char* env = std::getenv("GORO_DEBUG");  // NOLINT(concurrency-mt-unsafe)
   if (env == nullptr) return {};
   std::string s(env);
   const std::string key = std::string(name) + "=";

@@ -282,14 +282,11 @@ void handoffp(P* p) {
   bool start = false;
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
-    if (sched.runq_size() > 0) {
-      start = true;
-    } else if (sched.npidle.load() == sched.gomaxprocs.load() - 1 && sched.lastpoll.load() != 0 &&
-               sched.poller != nullptr && sched.poller->has_waiters()) {
-      start = true;  // the last running P, and nobody is polling the network
-    } else {
-      pidleput_locked(p);
-    }
+    // Work queued, or the last running P while nobody polls the network.
+    start = sched.runq_size() > 0 ||
+            (sched.npidle.load() == sched.gomaxprocs.load() - 1 && sched.lastpoll.load() != 0 &&
+             sched.poller != nullptr && sched.poller->has_waiters());
+    if (!start) pidleput_locked(p);
   }
   if (start) {
     startm(p, false);
