@@ -61,9 +61,12 @@ struct M {
   // Set before the thread starts; atomic (relaxed) because scheddetail reads
   // it from sysmon through a P's relaxed m pointer, which orders nothing.
   std::atomic<std::uint64_t> id{0};
-  Context g0;         // the thread's own stack, where the scheduler loop runs
-  G* curg = nullptr;  // the G running on this M, or nullptr on g0
-  P* p = nullptr;     // the P held, or nullptr
+  Context g0;  // the thread's own stack, where the scheduler loop runs
+  // The G running on this M, or nullptr on g0. Changed only through
+  // set_curg, on this M's own thread, which keeps the thread-local mirror
+  // that running_g() reads equal to it.
+  G* curg = nullptr;
+  P* p = nullptr;  // the P held, or nullptr
   // Handed over by startm before wake(); read by the M after Note::sleep
   // returns (the Note's release/acquire orders it).
   P* nextp = nullptr;
