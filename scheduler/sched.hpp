@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "goro/detail/check.hpp"
 #include "scheduler/futex.hpp"
 #include "scheduler/g.hpp"
 #include "scheduler/poller.hpp"
@@ -344,21 +345,6 @@ inline void storeload_fence() {
 }
 #endif
 
-// Sets m->curg and, on x86-64, its mirror goro_tls_current_g (park.hpp
-// running_g()). Runs on m's own thread only: every change of curg does.
-// The store is in asm for the reason current_m()'s load is.
-inline void set_curg(M* m, G* g) noexcept {
-  m->curg = g;
-#if defined(__x86_64__)
-  asm volatile(
-      "movq goro_tls_current_g@gottpoff(%%rip), %%rax\n\t"
-      "movq %0, %%fs:(%%rax)"
-      :
-      : "r"(g)
-      : "rax", "memory");
-#endif
-}
-
 // CLOCK_MONOTONIC_COARSE: ~4 ns, jiffy resolution (timestamps for reports).
 std::int64_t coarse_now() noexcept;
 
@@ -382,6 +368,22 @@ inline M* current_m() noexcept {
 M* current_m() noexcept;
 #endif
 void set_current_m(M* m) noexcept;
+
+// Sets m->curg and, on x86-64, its mirror goro_tls_current_g (park.hpp
+// running_g()). Runs on m's own thread only: every change of curg does.
+// The store is in asm for the reason current_m()'s load is.
+inline void set_curg(M* m, G* g) noexcept {
+  GORO_CHECK(current_m() == m, "sched: curg set off its M's thread");
+  m->curg = g;
+#if defined(__x86_64__)
+  asm volatile(
+      "movq goro_tls_current_g@gottpoff(%%rip), %%rax\n\t"
+      "movq %0, %%fs:(%%rax)"
+      :
+      : "r"(g)
+      : "rax", "memory");
+#endif
+}
 // Binds m to this thread's errno and exception-handling globals (see
 // current.cpp); called once on each M's own thread.
 void bind_thread_state(M* m) noexcept;
