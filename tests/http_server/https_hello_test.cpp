@@ -6,7 +6,6 @@
 // made by the test (tests/tls/test_pki.hpp) into a temporary directory.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
 
 #include "tests/http_server/test_util.hpp"
@@ -24,15 +23,6 @@ std::string run(const std::string& cmd) {
 
 bool contains(const std::string& hay, const std::string& needle) {
   return hay.find(needle) != std::string::npos;
-}
-
-// The value of a Prometheus sample whose name and labels are `series`
-// (a line "series value"), or -1 when there is no such line.
-long metric(const std::string& text, const std::string& series) {
-  const std::string key = "\n" + series + " ";
-  const size_t at = ("\n" + text).find(key);
-  if (at == std::string::npos) return -1;
-  return std::strtol(text.c_str() + at + key.size() - 1, nullptr, 10);
 }
 
 // The PKI on disk: ca.pem, cert.pem/key.pem (CN localhost), and a second
@@ -104,7 +94,8 @@ TEST(HttpsHello, CurlOverTls12And13WithAlpn) {
             "5242880\n");
   // The metrics count the handshakes.
   const std::string metrics = run(curl + h.url("/metrics"));
-  EXPECT_GE(metric(metrics, "goro_tls_handshakes_total{result=\"full\"}"), 1) << metrics;
+  EXPECT_GE(goro_test::metric_in(metrics, "goro_tls_handshakes_total{result=\"full\"}"), 1)
+      << metrics;
   EXPECT_TRUE(contains(metrics, "goro_tls_connections_total{version=\"TLSv1.2\"} 1")) << metrics;
 }
 
@@ -234,7 +225,8 @@ TEST(HttpsHello, SessionResumptionById12AndByTicket13) {
   EXPECT_TRUE(contains(again, "Reused, TLSv1.2")) << again;
   const std::string metrics =
       run("curl -s --cacert " + files().f("ca.pem") + " " + h.url("/metrics"));
-  EXPECT_GE(metric(metrics, "goro_tls_handshakes_total{result=\"resumed\"}"), 3) << metrics;
+  EXPECT_GE(goro_test::metric_in(metrics, "goro_tls_handshakes_total{result=\"resumed\"}"), 3)
+      << metrics;
 }
 
 TEST(HttpsHello, RenegotiationGarbageAndStallsLeaveTheServerServing) {
