@@ -193,6 +193,9 @@ void teardown(M* m0) {
     G* next = g->alllink;
 #if defined(GORO_ASAN)
     lsan_ignore_abandoned(g);
+    // Its frames never returned: clear the whole stack's shadow (once per
+    // goroutine still alive at the end of a run) before the pool reuses it.
+    if (g->stack.lo != nullptr) __asan_unpoison_memory_region(g->stack.lo, g->stack.size);
 #endif
     if (g->stack.lo != nullptr) stack_pool().release(g->stack);
 #if defined(GORO_TSAN)

@@ -6,7 +6,7 @@
 // to kMaxPatterns, is a pattern, registered in order.
 //
 // Oracles, beyond ASan/UBSan and the router's own debug assertions (on here,
-// as in the debug preset):
+// as in the debug and asan presets):
 //   - parse_pattern returns or throws PatternError, nothing else; what it
 //     returns keeps the text and has the shape route_pattern.hpp describes
 //     (at least one segment, {$} and multis only last, wildcard names valid

@@ -159,7 +159,7 @@ TEST(IdleRelease, AReleasedConnectionIsEvictedAtTheCap) {
 // Release and wake-up racing: clients pause around the release threshold,
 // so requests arrive just before, during and after the goroutine's end and
 // the parked one's start. Every request is answered, in order. (TSan and
-// the debug preset's perturbed scheduling run it too.)
+// the asan preset's perturbed scheduling run it too.)
 TEST(IdleRelease, RequestsRacingTheReleaseAreAllServed) {
   TestServer s(routes(), {.idle_release_after = 5ms});
   constexpr int kClients = 12;

@@ -1,4 +1,4 @@
-// The debug preset's scheduling perturbation (GORO_SCHED_PERTURB,
+// The asan and debug presets' scheduling perturbation (GORO_SCHED_PERTURB,
 // sched.cpp perturb_migrate) really moves goroutines between threads, even
 // at maxprocs 1: the rest of the suite relies on it to shake out code that
 // caches a thread-local or holds a thread-owned lock across a switch.
@@ -14,7 +14,7 @@ namespace {
 
 TEST(Perturb, GoroutinesMigrateBetweenThreadsAtOneProc) {
 #if !defined(GORO_SCHED_PERTURB)
-  GTEST_SKIP() << "only the debug preset perturbs scheduling";
+  GTEST_SKIP() << "only the asan and debug presets perturb scheduling";
 #else
   std::set<long> tids;
   goro::run(
