@@ -282,12 +282,16 @@ TEST(Syscall, BackFromABlockingCallTheGoroutineGetsANewTimeSlice) {
   // thread there makes a real hog of it. (The wall clock alone missed the
   // stalls before the spin's first clock read: 4 of 10 rounds flagged
   // under TSan beside another test.)
-  constexpr int kRounds = 10;
+  // Up to kMaxRounds rounds, until kWantClean of them are clean: on a loaded
+  // machine most rounds are not (TSan beside four busy loops: 1 to 4 of 10).
+  constexpr int kMaxRounds = 40;
+  constexpr int kWantClean = 10;
+  int rounds = 0;
   int clean = 0;
   int flagged_clean = 0;
   goro::run(
       [&] {
-        for (int i = 0; i < kRounds; ++i) {
+        for (; rounds < kMaxRounds && clean < kWantClean; ++rounds) {
           const std::uint64_t before = goro::stats().preempt_requests;
           const auto [tid, delay0] = goro::blocking([] {
             nanosleep_ms(30);
@@ -312,13 +316,13 @@ TEST(Syscall, BackFromABlockingCallTheGoroutineGetsANewTimeSlice) {
         }
       },
       {.maxprocs = 2});
-  std::printf("[ info ] %d of %d rounds clean, %d of them flagged\n", clean, kRounds,
-              flagged_clean);
-  if (clean < 3) GTEST_SKIP() << "the machine stalled nearly every spin";
-  // A stall the run delay misses (an interrupt storm, say) may still flag a
-  // round: a third of the clean rounds may be flagged. Without the new slice
-  // all are.
-  EXPECT_LE(flagged_clean * 3, clean) << "goroutines flagged as hogs right after a blocking call";
+  std::printf("[ info ] %d of %d rounds clean, %d of them flagged\n", clean, rounds, flagged_clean);
+  if (clean < 6) GTEST_SKIP() << "the machine stalled nearly every spin";
+  // A stall the run delay misses (TSan's own slowness on a loaded machine
+  // between the spin and the park, say) may still flag a round: half of the
+  // clean rounds may be flagged (2 of 4 seen under TSan beside four busy
+  // loops). Without the new slice all of them are (9 or 10 of 10).
+  EXPECT_LE(flagged_clean * 2, clean) << "goroutines flagged as hogs right after a blocking call";
 }
 
 TEST(SyscallDeathTest, CallingGoroFromInsideBlockingIsFatal) {
