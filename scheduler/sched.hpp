@@ -345,8 +345,7 @@ inline void storeload_fence() {
 }
 #endif
 
-// CLOCK_MONOTONIC_COARSE: ~4 ns, jiffy resolution (timestamps for reports).
-std::int64_t coarse_now() noexcept;
+// coarse_now(): goro/detail/park.hpp.
 
 // The M running on this thread. Immune to the compiler caching the TLS
 // address across a stack switch: see current.cpp. On x86-64 it is two

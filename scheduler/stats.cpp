@@ -39,8 +39,10 @@ std::uint64_t read_rss() {
   return pages * page;
 }
 
-// The last RSS reading and when it was taken (nanotime). Readers share it
-// for kRssMaxAge; the caller that wins the CAS on rss_time re-reads. Relaxed
+// The last RSS reading and when it was taken (coarse_now: memory_guard asks
+// on every request, and a precise clock read was a tenth of a pipelined
+// request's user-space time; a tick's error is nothing against 10 ms).
+// Readers share it for kRssMaxAge; the caller that wins the CAS on rss_time re-reads. Relaxed
 // is enough: each value is a self-contained sample, and a reader that sees
 // the new time with the old size merely reports a reading ≤ 10 ms older.
 // The same for the limiting cgroup's working set.
@@ -50,7 +52,7 @@ std::atomic<std::uint64_t> working_set_cached{0};
 std::atomic<std::int64_t> rss_time{0};
 
 void sample_memory() {
-  const std::int64_t now = detail::nanotime();
+  const std::int64_t now = detail::coarse_now();
   std::int64_t last = rss_time.load(std::memory_order_relaxed);
   if (last != 0 && now - last < kRssMaxAge) return;
   if (!rss_time.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;

@@ -135,6 +135,24 @@ TEST(Deadlines, WriteTimeoutCoversTheHandlerUnlessItMovesIt) {
   }
 }
 
+// Go resets the write deadline once a request's head is read: a head that
+// trickles in does not eat the handler's write_timeout. The server reads the
+// clock once per request where it can (Exchange::head_at); this catches a
+// head_at left at the head's first byte (or at accept, for the first one).
+TEST(Deadlines, WriteTimeoutRunsFromTheEndOfTheHead) {
+  TestServer s(body_routes(), {.write_timeout = 1500ms});
+  Client c(s.port(), 10s);
+  for (int i = 0; i < 2; ++i) {  // the connection's first request, then a keep-alive one
+    ASSERT_TRUE(c.send("GET /late HTTP/1.1\r\n"));
+    std::this_thread::sleep_for(1s);
+    ASSERT_TRUE(c.send("Host: t\r\n\r\n"));
+    // The handler writes 600 ms after the head's end, 1.6 s after its start.
+    auto r = c.read_response();
+    ASSERT_EQ(r.status, 200) << "request " << i << ": " << r.status_line;
+    EXPECT_EQ(r.body, "late");
+  }
+}
+
 // A file body outlives write_timeout as long as the client keeps taking
 // it: each 4 MiB slice has its own deadline.
 TEST(Deadlines, SlowDownloadOutlivesWriteTimeoutWhileItProgresses) {

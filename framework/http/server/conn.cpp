@@ -261,7 +261,10 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at) {
   if (new_rest && !x->e->transition_to_idle()) return false;
   if (x->s->draining.load()) return false;
   x->release_buffers();
-  const net::Clock::time_point now = net::Clock::now();
+  // The coarse clock (a tick, 4 ms here, behind at most): the rest's end
+  // and the release moment are timeouts of a second or more, and a precise
+  // read would be this keep-alive request's third (Exchange::head_at).
+  const net::Clock::time_point now{std::chrono::nanoseconds(goro::detail::coarse_now())};
   if (new_rest) {
     x->e->idle_until = x->s->opts.idle_timeout.count() > 0 ? now + x->s->opts.idle_timeout
                                                            : net::Clock::time_point{};
@@ -287,11 +290,20 @@ bool read_head(Exchange*& xp, bool& linger, bool& release) {
   Exchange* x = xp;
   bool head_deadline_set = false;
   net::Clock::time_point release_at{};  // when this rest releases the goroutine
-  if (!x->unread().empty()) x->started = net::Clock::now();
+  // `started` was read from the clock after the last read: a head parsed
+  // from those bytes was complete at that time too (x->head_at).
+  bool started_is_now = false;
+  if (!x->unread().empty()) {
+    x->started = net::Clock::now();
+    started_is_now = true;
+  }
   for (;;) {
     ParseResult r = x->parser.parse(x->unread());
     x->rpos += r.consumed;
-    if (r.event == ParseEvent::kHead) return true;
+    if (r.event == ParseEvent::kHead) {
+      x->head_at = started_is_now ? x->started : net::Clock::now();
+      return true;
+    }
     if (r.event == ParseEvent::kError) {
       answer_parse_error(*x);
       linger = true;
@@ -338,10 +350,12 @@ bool read_head(Exchange*& xp, bool& linger, bool& release) {
       report_rejected(*x, 408, 0, "request header timeout");
     }
     if (!n || *n == 0) return false;
+    started_is_now = false;
     if (at_rest) {
       if (!x->e->transition_to_active()) return false;
       // The first request's clocks (read-header, read) run from accept.
       x->started = fresh ? x->e->accepted : net::Clock::now();
+      started_is_now = !fresh;
     }
     // A big head arriving as fast as it is read; after the transition, as
     // a connection at rest may be closed (shutdown, eviction) until then.
@@ -522,7 +536,8 @@ void serve_one(Exchange& x) {
                                                        : std::chrono::steady_clock::time_point{};
   split_target(x);
   x.is_head_method = x.head->method == "HEAD";
-  if (x.s->opts.write_timeout.count() > 0) x.set_write_deadline(x.s->opts.write_timeout);
+  if (x.s->opts.write_timeout.count() > 0)
+    x.set_write_deadline(x.head_at + x.s->opts.write_timeout);
 
   const bool http10 = x.head->version_minor == 0;
   if (x.head->expect == Expectation::kOther) {

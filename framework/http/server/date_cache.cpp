@@ -1,11 +1,16 @@
 // The Date header, formatted at most once a second per thread.
 //
 // Each M keeps the last second it formatted; a response asks for the date
-// with a clock read (vDSO, no syscall) and a compare. The cache is
+// with a clock read (vDSO, no syscall) and a compare. The clock is
+// CLOCK_REALTIME_COARSE (~7 ns here against ~25 for the precise one): the
+// header turns to the next second up to one kernel tick (4 ms here) late,
+// as nginx's, whose time is cached per event-loop iteration. The cache is
 // thread-local, so it is read and copied out within one call that cannot
 // switch goroutines (runtime.hpp: no references to thread_locals across goro
 // calls); the accessor is not inlined, so its address is never cached by a
 // caller across a switch.
+#include <time.h>
+
 #include <chrono>
 #include <cstring>
 
@@ -25,10 +30,13 @@ struct DateCache {
 
 [[gnu::noinline]] std::string_view cached_http_date(char (&buf)[29]) {
   static thread_local DateCache cache;
-  const auto now = std::chrono::system_clock::now();
-  const std::int64_t second =
-      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  const std::int64_t second = ts.tv_sec;
   if (second != cache.second) {
+    const std::chrono::system_clock::time_point now{
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::seconds(ts.tv_sec))};
     cache.date = format_http_date(now);
     cache.second = second;
   }

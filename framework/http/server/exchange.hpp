@@ -227,6 +227,13 @@ struct Exchange {
   bool is_head_method = false;
   std::string id;
   std::chrono::steady_clock::time_point started;  // first byte of the head
+  // When the head was complete (read_head). The clock of the write deadline
+  // (Go resets it once a request's head is read) and of the latency the
+  // metrics and access-log middleware measure. `started` when the head came
+  // whole in the bytes `started` was read with: one clock read per request
+  // instead of three (a vDSO read is ~24 ns here, and a pipelined request
+  // costs ~1 us in all).
+  std::chrono::steady_clock::time_point head_at;
   // The body's read deadline: started + read_timeout unless the handler
   // moved it (Request::set_read_deadline); time_point{}: none.
   std::chrono::steady_clock::time_point body_deadline;
@@ -278,6 +285,9 @@ struct Exchange {
   }
   void set_write_deadline(std::chrono::nanoseconds from_now) {
     if (conn) (void)conn->set_write_deadline(from_now);
+  }
+  void set_write_deadline(net::Clock::time_point t) {
+    if (conn) (void)conn->set_write_deadline(t);
   }
   std::string remote_addr() const;
   // Reads more bytes into rbuf (flushing `out` first). 0: end of stream.

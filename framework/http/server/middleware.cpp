@@ -205,6 +205,15 @@ int status_sent(const ResponseWriter& w) {
   return x != nullptr ? detail::status_for_silent_handler(*x) : 200;
 }
 
+// When the request's head was complete: the server read the clock then
+// (Exchange::head_at), so the latency middleware adds one read per request,
+// not two. Now for a request no connection serves.
+std::chrono::steady_clock::time_point request_start(Request& req) {
+  const detail::Exchange* x = detail::ExchangeAccess::of(req);
+  if (x != nullptr && x->head_at != std::chrono::steady_clock::time_point{}) return x->head_at;
+  return std::chrono::steady_clock::now();
+}
+
 // The body bytes the handler got to the client: none when the server's
 // answer took the place of its buffered response (body_error_takes_over).
 std::size_t bytes_sent(const ResponseWriter& w) {
@@ -267,7 +276,7 @@ std::string render_access_line(LogFormat format, const AccessFields& f) {
 Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format) {
   return [sink, format](Handler next) -> Handler {
     return [sink, format, next = std::move(next)](Request& req, ResponseWriter& w) {
-      const auto start = std::chrono::steady_clock::now();
+      const auto start = request_start(req);
       struct Logger {
         LogSink& sink;
         LogFormat format;
@@ -394,7 +403,7 @@ Middleware security_headers(SecurityHeadersOptions opts) {
 Middleware metrics() {
   return [](Handler next) -> Handler {
     return [next = std::move(next)](Request& req, ResponseWriter& w) {
-      const auto start = std::chrono::steady_clock::now();
+      const auto start = request_start(req);
       struct Recorder {
         ResponseWriter& w;
         std::chrono::steady_clock::time_point start;

@@ -115,6 +115,7 @@ std::vector<RecordedResponse> serve_bytes(const Handler& handler, std::string_vi
   x.held_back = held_back;
   for (;;) {
     x.started = net::Clock::now();
+    x.head_at = x.started;
     detail::ParseResult r = x.parser.parse(x.unread());
     x.rpos += r.consumed;
     if (r.event == detail::ParseEvent::kError) {

@@ -90,6 +90,11 @@ void ready(G* g) noexcept;
 // Monotonic nanoseconds (CLOCK_MONOTONIC).
 std::int64_t nanotime() noexcept;
 
+// CLOCK_MONOTONIC_COARSE: the same clock as nanotime() at the kernel's tick
+// (4 ms here), never ahead of it, for a quarter of the cost (~7 ns against
+// ~24 here): timestamps that tolerate a tick.
+std::int64_t coarse_now() noexcept;
+
 // A cheap per-thread random number (wyrand), for select and stealing.
 std::uint32_t fastrand() noexcept;
 inline std::uint32_t fastrandn(std::uint32_t n) noexcept {
