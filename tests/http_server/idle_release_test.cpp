@@ -129,6 +129,26 @@ TEST(IdleRelease, IdleTimeoutStillClosesAReleasedConnection) {
   EXPECT_LT(took, 4s);
 }
 
+// A release moment already past when the rest arms it fails the rest's read
+// before it looks at the socket: the connection released with its next
+// request waiting, and its successor, woken by that request, rested and
+// released again, a goroutine per turn, never reading (a 1 ns
+// idle_release_after did it every time; the coarse clock, a tick behind,
+// did it at 1 ms). Below a millisecond counts as one.
+TEST(IdleRelease, ATinyReleaseMomentDoesNotSpin) {
+  const long base = released_now();
+  TestServer s(routes(), {.idle_release_after = 1ns});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  ASSERT_TRUE(eventually([&] { return released_now() == base + 1; }));
+  const std::uint64_t spawns = goro::stats().spawns;
+  std::this_thread::sleep_for(300ms);
+  EXPECT_LT(goro::stats().spawns - spawns, 10u) << "goroutines spawned by one idle connection";
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+}
+
 TEST(IdleRelease, ShutdownClosesReleasedConnectionsAtOnce) {
   const long base = released_now();
   TestServer s(routes(), {.idle_release_after = 30ms});

@@ -47,6 +47,8 @@ constexpr std::size_t kMinRead = 4 << 10;
 // after it).
 constexpr std::size_t kBodyReadBuffer = 32 << 10;
 constexpr auto kLingerTime = std::chrono::milliseconds(500);
+// The shortest idle_release_after honoured (begin_rest says why).
+constexpr auto kMinIdleRelease = std::chrono::milliseconds(1);
 constexpr std::size_t kLingerBytes = 256 << 10;
 
 // FIN, then drop what the client still sends for a moment, then close.
@@ -261,10 +263,9 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at) {
   if (new_rest && !x->e->transition_to_idle()) return false;
   if (x->s->draining.load()) return false;
   x->release_buffers();
-  // The coarse clock (a tick, 4 ms here, behind at most): the rest's end
-  // and the release moment are timeouts of a second or more, and a precise
-  // read would be this keep-alive request's third (Exchange::head_at).
-  const net::Clock::time_point now{std::chrono::nanoseconds(goro::detail::coarse_now())};
+  // The precise clock: a coarse one (a tick behind) made a short release
+  // moment already past when armed (below).
+  const net::Clock::time_point now = net::Clock::now();
   if (new_rest) {
     x->e->idle_until = x->s->opts.idle_timeout.count() > 0 ? now + x->s->opts.idle_timeout
                                                            : net::Clock::time_point{};
@@ -276,7 +277,17 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at) {
   net::Clock::time_point deadline = x->e->idle_until;
   release_at = {};
   if (x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0) {
-    const net::Clock::time_point r = now + x->s->opts.idle_release_after;
+    // Never a release moment that may already be past when armed: an
+    // expired deadline fails the read before it looks at the socket, so a
+    // connection whose next request is waiting would release, and its
+    // successor, woken by that request's edge, would rest and release again:
+    // a spin that never reads (IdleRelease.ATinyReleaseMomentDoesNotSpin;
+    // it was sticky with the coarse clock here, a tick behind). A
+    // millisecond outlasts the way from the clock read to the arming
+    // except when the thread is preempted in between, and then the next
+    // rest reads the clock afresh.
+    const net::Clock::time_point r =
+        now + std::max<std::chrono::nanoseconds>(x->s->opts.idle_release_after, kMinIdleRelease);
     if (deadline == net::Clock::time_point{} || r < deadline) deadline = release_at = r;
   }
   x->set_read_deadline(deadline);

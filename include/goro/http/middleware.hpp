@@ -30,7 +30,9 @@ namespace middleware {
 // kJson / kLogfmt: a LogRecord at level info, msg "request", with fields
 // remote, method, target, proto, status, bytes, duration (seconds) and
 // request_id. The status is the one the client got: 200 when the handler
-// wrote nothing, 500 when it threw.
+// wrote nothing, 500 when it threw. The duration runs from the moment the
+// request's head was complete (for a request a server read) to the end of
+// the middleware chain below.
 Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format = LogFormat::kText);
 
 // The same lines for the requests the server answered on its own before any
@@ -72,7 +74,8 @@ struct SecurityHeadersOptions {
 // header is a Header::set: three cost about 4,000 instructions a request.
 Middleware security_headers(SecurityHeadersOptions opts = {});
 // Records each request in the process's HTTP metrics (goro/http/metrics.hpp):
-// count by status class and the latency histogram.
+// count by status class and the latency histogram (from the moment the
+// request's head was complete, as access_log's duration).
 Middleware metrics();
 
 struct MemoryGuardOptions {

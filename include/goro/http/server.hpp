@@ -130,7 +130,8 @@ struct ServerOptions {
   // to handlers. An idle connection then costs about 1 KiB of RSS instead of
   // 14 (docs/DESIGN.md "Idle connections without a goroutine"). Busy
   // connections never wait this long, so it costs them nothing; 0: keep the
-  // goroutine for the whole rest. Only with the default stack_size.
+  // goroutine for the whole rest; below a millisecond counts as one. Only
+  // with the default stack_size.
   std::chrono::nanoseconds idle_release_after = std::chrono::seconds{1};
   // Graceful-shutdown deadline, counted from the moment the listener closes.
   std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds{30};
