@@ -38,9 +38,7 @@ struct Hello : goro_test::ChildServer {
   }
   // A /metrics value (0 if absent).
   double metric(const std::string& name) const {
-    const std::string body = fetch("/metrics").body;
-    const std::size_t at = body.find("\n" + name + " ");
-    return at == std::string::npos ? 0 : std::stod(body.substr(at + name.size() + 2));
+    return std::max(0.0, goro_test::metric_in(fetch("/metrics").body, name));
   }
   // The child's resident set in KiB, from /proc.
   long rss_kib() const {
