@@ -95,15 +95,17 @@ def tree(pid):
 
 
 def cpu_seconds(pid):
-    total = 0
+    """(user, kernel) CPU seconds of the server's processes so far."""
+    user = sys_ = 0
     for p in tree(pid):
         try:
             with open(f"/proc/{p}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
+            user += int(fields[11])  # utime
+            sys_ += int(fields[12])  # stime
         except OSError:
             pass
-    return total / CLK_TCK
+    return user / CLK_TCK, sys_ / CLK_TCK
 
 
 def rss_kib(pid):
@@ -323,7 +325,9 @@ def measure(kind, sc_name, args, bins, tmp, tls=None):
         c0 = goro_tls_counts(srv.addr, tls) if counts else None
         before = cpu_seconds(srv.proc.pid)
         r = run_wrk(srv.addr, sc, args.seconds, args.wrk_core, bins, tmp)
-        cpu = cpu_seconds(srv.proc.pid) - before
+        after = cpu_seconds(srv.proc.pid)
+        user, kernel = after[0] - before[0], after[1] - before[1]
+        cpu = user + kernel
         if counts:
             c1 = goro_tls_counts(srv.addr, tls)
             r["server_tls"] = {k: c1.get(k, 0) - c0.get(k, 0) for k in c1}
@@ -333,6 +337,10 @@ def measure(kind, sc_name, args, bins, tmp, tls=None):
     finally:
         srv.stop()
     r["cpu_us"] = cpu / r["requests"] * 1e6 if r["requests"] else None
+    # The split (tick-sampled, the sum exact): the floor's user time is its
+    # bare loop, so user time is where the work a server adds shows.
+    r["user_us"] = user / r["requests"] * 1e6 if r["requests"] else None
+    r["sys_us"] = kernel / r["requests"] * 1e6 if r["requests"] else None
     return r
 
 
@@ -556,7 +564,10 @@ def write_results(res, args, out_base):
              f"- method: each server pinned to core {args.server_core} (one P, GOMAXPROCS=1, "
              f"one nginx worker, the floor is single-threaded), wrk -t1 pinned to core "
              f"{args.wrk_core}; {args.rounds} alternating rounds of {args.seconds} s after a 1 s "
-             f"warm-up; medians. CPU/req: the server's utime+stime over the run / requests.",
+             f"warm-up; medians. CPU/req: the server's utime+stime over the run / requests; "
+             f"user and kernel: the two apart (each a median of its own); wrk CPU: the "
+             f"client's share of its core (near 100%: the client, not the server, sets "
+             f"requests/s).",
              f"- command: `{res['command']}`", ""]
     if res.get("tls_cert"):
         lines[-1:-1] = [f"- HTTPS: {res['tls_cert']}; wrk with the shim built from loadtest/http/wrk_tls.c "
@@ -575,8 +586,8 @@ def write_results(res, args, out_base):
             lines += [f"## {sc} ({desc})", ""] + tls_table(res, sc)
             continue
         lines += [f"## {sc} ({desc})", "",
-                  "| server | requests/s | p50 ms | p99 ms | CPU µs/req | CPU vs floor | rps vs nginx | errors | non-2xx |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| server | requests/s | p50 ms | p99 ms | CPU µs/req | user | kernel | CPU vs floor | rps vs nginx | wrk CPU | errors | non-2xx |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         floor_cpu = res["median"][sc].get("floor", {}).get("cpu_us")
         nginx_rps = res["median"][sc].get("nginx", {}).get("rps")
         for kind in SERVERS:
@@ -586,8 +597,9 @@ def write_results(res, args, out_base):
             ratio = m["cpu_us"] / floor_cpu if m["cpu_us"] and floor_cpu else None
             vs_nginx = m["rps"] / nginx_rps if m["rps"] and nginx_rps else None
             lines.append(f"| {kind} | {fmt(m['rps'], ',.0f')} | {fmt(m['p50'], '.2f')} | "
-                         f"{fmt(m['p99'], '.2f')} | {fmt(m['cpu_us'], '.2f')} | {fmt(ratio, '.2f')}x | "
-                         f"{fmt(vs_nginx, '.2f')}x | {m['errors']} | {m['non2xx']} |")
+                         f"{fmt(m['p99'], '.2f')} | {fmt(m['cpu_us'], '.2f')} | "
+                         f"{fmt(m.get('user_us'), '.2f')} | {fmt(m.get('sys_us'), '.2f')} | {fmt(ratio, '.2f')}x | "
+                         f"{fmt(vs_nginx, '.2f')}x | {fmt(m.get('wrk_cpu_pct'), '.0f')}% | {m['errors']} | {m['non2xx']} |")
         lines.append("")
         lines += per_round_lines(res["rounds"][sc])
     if res.get("idle"):
@@ -715,13 +727,14 @@ def main():
                         extra += " (goro: " + " ".join(f"{k} {v}" for k, v in r["server_tls"].items()) + ")"
                     print(f"round {rnd + 1} {sc:15} {kind:6} {r['rps']:>11,.0f} req/s "
                           f"p99 {fmt(r['p99'], '.2f')} ms cpu {fmt(r['cpu_us'], '.2f')} us/req "
+                          f"(user {fmt(r.get('user_us'), '.2f')}) "
                           f"errors {r['errors']} non2xx {r['non2xx']}{extra}", flush=True)
         for sc in scenarios:
             res["median"][sc] = {}
             for kind in res["rounds"][sc]:
                 rs = res["rounds"][sc][kind]
                 m = {k: median([r.get(k) for r in rs])
-                     for k in ("rps", "p50", "p99", "cpu_us", "wrk_cpu_pct")}
+                     for k in ("rps", "p50", "p99", "cpu_us", "user_us", "sys_us", "wrk_cpu_pct")}
                 m["errors"] = sum(r["errors"] for r in rs)
                 m["non2xx"] = sum(r["non2xx"] for r in rs)
                 res["errors"] |= m["errors"] > 0 or m["non2xx"] > 0
