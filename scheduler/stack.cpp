@@ -309,11 +309,30 @@ void StackPool::trim_deep(const Stack& s) {
   // written every 512 bytes left them zero (the debug build's layout showed
   // it). A stack that went deep through one large untouched buffer can still
   // be missed; that only leaves memory committed until the scavenger.
+  //
+  // An OR over blocks of 64 words into eight independent accumulators,
+  // which the compiler turns into vector loads: a word at a time (through a
+  // volatile pointer, which forbids that) was 3,600 instructions and a
+  // quarter of a microsecond per goroutine exit, a third of a request's user
+  // time when each request ended one.
   char* const keep = s.hi() - kKeepCommitted;  // page aligned: hi() and the constant are
-  const auto* probe = reinterpret_cast<const volatile std::uint64_t*>(keep - kPageProbe);
+  const auto* probe = reinterpret_cast<const std::uint64_t*>(keep - kPageProbe);
+  constexpr std::size_t kWords = kPageProbe / sizeof(std::uint64_t);
+  constexpr std::size_t kBlock = 64;
+  constexpr std::size_t kLanes = 8;
+  static_assert(kWords % kBlock == 0 && kBlock % kLanes == 0);
   bool deep = false;
-  for (std::size_t i = 0; i < kPageProbe / sizeof(std::uint64_t) && !deep; ++i)
-    deep = probe[i] != 0;
+  for (std::size_t b = 0; b < kWords && !deep; b += kBlock) {
+    std::uint64_t lane[kLanes] = {};
+    for (std::size_t i = b; i < b + kBlock; i += kLanes) {
+      for (std::size_t j = 0; j < kLanes; ++j)
+        lane[j] |= probe[i + j];
+    }
+    std::uint64_t any = 0;
+    for (const std::uint64_t l : lane)
+      any |= l;
+    deep = any != 0;
+  }
   if (!deep) return;
   madvise(s.lo, static_cast<std::size_t>(keep - s.lo), MADV_DONTNEED);
   if (s.guard == GuardKind::kCanaryOnly) *reinterpret_cast<std::uint64_t*>(s.lo) = kStackCanary;

@@ -1,6 +1,7 @@
 // Goroutine stacks: guard pages, the map-count budget, and the fallbacks.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <system_error>
 
 #include "goro/goro.hpp"
+#include "scheduler/stack.hpp"
 #include "tests/scheduler/gate.hpp"
 
 namespace {
@@ -192,6 +194,45 @@ TEST(Stacks, DeepStacksAreTrimmedWhenTheyReturnToTheCache) {
   ASSERT_GT(grown, kN * 200L) << "the goroutines did not dirty their stacks";
   // Each keeps at most its top 64 KiB: a quarter of what it dirtied.
   EXPECT_LT(rss_after - rss_before, grown / 2) << "deep stacks were cached fully committed";
+}
+
+// trim_deep's probe (stack.hpp "Size") reads the whole page below the kept
+// part, not a sample of it: one word written anywhere in that page (its first,
+// a middle and its last word here) marks the stack deep and its lower pages
+// go back to the kernel; an untouched probe page leaves them alone. Checked
+// with mincore on a stack-shaped mapping, no goroutine involved.
+TEST(Stacks, TrimDeepSeesOneWordAnywhereInItsProbePage) {
+  using goro::detail::StackPool;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  constexpr std::size_t kSize = 256 * 1024;
+  auto resident = [&](const char* p) {
+    unsigned char v = 0;
+    EXPECT_EQ(mincore(const_cast<char*>(p), page, &v), 0);
+    return (v & 1) != 0;
+  };
+  constexpr std::size_t kNoWrite = ~std::size_t{0};
+  for (const std::size_t offset :
+       {std::size_t{0}, StackPool::kPageProbe / 2 + 8, StackPool::kPageProbe - 8, kNoWrite}) {
+    void* m = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(m, MAP_FAILED);
+    goro::detail::Stack s;
+    s.lo = static_cast<char*>(m);
+    s.size = kSize;
+    s.guard = goro::detail::GuardKind::kGuardInstall;  // no canary to rewrite
+    s.pooled = true;
+    s.lo[0] = 1;  // a low page in use: resident until trimmed
+    char* const probe = s.hi() - StackPool::kKeepCommitted - StackPool::kPageProbe;
+    if (offset != kNoWrite) *reinterpret_cast<volatile std::uint64_t*>(probe + offset) = 1;
+    ASSERT_TRUE(resident(s.lo));
+    StackPool::trim_deep(s);
+    if (offset == kNoWrite) {
+      EXPECT_TRUE(resident(s.lo)) << "a stack that never reached the probe page was trimmed";
+    } else {
+      EXPECT_FALSE(resident(s.lo))
+          << "a write at byte " << offset << " of the probe page went unseen";
+    }
+    munmap(m, kSize);
+  }
 }
 
 // Freed stacks beyond the warm cache go back to the kernel, off the exit
