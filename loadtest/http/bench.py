@@ -690,7 +690,23 @@ def main():
     for sc in scenarios:
         if sc not in SCENARIOS:
             ap.error(f"unknown scenario {sc} (known: {', '.join(SCENARIOS)})")
-    idle_tls = [int(x) for x in args.idle_tls.split(",") if x]
+    # Checked before the run: a bad value used to surface only at the end,
+    # after every round, and lose them all.
+    def counts(flag, value):
+        try:
+            got = [int(x) for x in value.split(",") if x]
+        except ValueError:
+            got = None
+        if got is None or any(n <= 0 for n in got):
+            ap.error(f"{flag} {value!r}: comma-separated positive counts expected")
+        return got
+    if args.rounds < 1 or args.seconds < 1:
+        ap.error("--rounds and --seconds must be at least 1")
+    idle_tls = counts("--idle-tls", args.idle_tls)
+    counts("--idle", args.idle)
+    cg = counts("--callgrind", args.callgrind)
+    if cg and (len(cg) != 2 or cg[0] >= cg[1]):
+        ap.error(f"--callgrind {args.callgrind!r}: N1,N2 with N1 < N2 expected ('' to skip)")
     use_tls = idle_tls or any(SCENARIOS[sc].get("tls") for sc in scenarios)
     if any(SCENARIOS[sc].get("tls") for sc in scenarios) and not os.path.exists(bins["wrk_tls"]):
         ap.error(f"{bins['wrk_tls']} is missing (loadtest/run.sh builds it from loadtest/http/wrk_tls.c)")
