@@ -24,6 +24,9 @@ void add_server_settings(goro::config::Config& cfg, ServerSettings* s) {
   cfg.add("idle_timeout", &s->idle_timeout, "keep-alive wait for the next request");
   cfg.add("idle_release_after", &s->idle_release_after,
           "a keep-alive connection idle this long gives its goroutine back; 0: never");
+  cfg.add("release_when_drained", &s->release_when_drained,
+          "sooner: a keep-alive connection with nothing more to read after its response gives "
+          "its goroutine back at once (HTTP; needs idle_release_after > 0)");
   cfg.add("shutdown_timeout", &s->shutdown_timeout,
           "graceful shutdown deadline, from the listener's close");
   cfg.add("shutdown_delay", &s->shutdown_delay,
@@ -76,6 +79,7 @@ http::ServerOptions server_options(const ServerSettings& s) {
   o.write_timeout = s.write_timeout;
   o.idle_timeout = s.idle_timeout;
   o.idle_release_after = s.idle_release_after;
+  o.release_when_drained = s.release_when_drained;
   o.shutdown_timeout = s.shutdown_timeout;
   // goro::config range-checks ints but allows negatives; below 0 means none.
   o.max_connections = static_cast<std::size_t>(std::max(0, s.max_connections));

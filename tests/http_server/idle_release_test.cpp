@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -62,10 +63,12 @@ std::string post_echo(std::string_view body) {
                      body);
 }
 
-TEST(IdleRelease, ReleasedConnectionsServeTheirNextRequests) {
+// Twice: released when drained (the default, at once after each
+// response) and after the 50 ms rest alone.
+void released_connections_serve_their_next_requests(bool when_drained) {
   const long base = released_now();
   ASSERT_GE(base, 0) << "goro_http_connections_released missing from /metrics";
-  TestServer s(routes(), {.idle_release_after = 50ms});
+  TestServer s(routes(), {.idle_release_after = 50ms, .release_when_drained = when_drained});
   constexpr int kConns = 20;
   std::vector<Client> cs;
   for (int i = 0; i < kConns; ++i) {
@@ -101,6 +104,53 @@ TEST(IdleRelease, ReleasedConnectionsServeTheirNextRequests) {
       << "released: " << released_now() - base;
 }
 
+TEST(IdleRelease, ReleasedConnectionsServeTheirNextRequests) {
+  released_connections_serve_their_next_requests(true);
+}
+
+TEST(IdleRelease, ReleasedConnectionsServeTheirNextRequestsAfterTheRestAlone) {
+  released_connections_serve_their_next_requests(false);
+}
+
+// release_when_drained: the goroutine goes as soon as the response is out
+// and the socket holds nothing more, long before idle_release_after (30 s
+// here); every request of a keep-alive connection then starts a goroutine
+// of its own, and the connection is released between them. Off, the
+// connection keeps its goroutine through a rest shorter than
+// idle_release_after.
+TEST(IdleRelease, ReleasedAtOnceWhenDrained) {
+  const long base = released_now();
+  TestServer s(routes(), {.idle_release_after = 30s});
+  Client c(s.port());
+  for (int i = 0; i < 3; ++i) {
+    const std::uint64_t spawns = goro::stats().spawns;
+    ASSERT_TRUE(c.send(get("/plaintext")));
+    auto r = c.read_response();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "Hello, World!");
+    EXPECT_TRUE(eventually([&] { return released_now() == base + 1; }))
+        << "request " << i << ": released " << released_now() - base;
+    EXPECT_GE(goro::stats().spawns - spawns, 1u) << "no successor for request " << i;
+  }
+  // A pipelined pair: both answered before the release.
+  ASSERT_TRUE(c.send(get("/plaintext") + get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  EXPECT_EQ(c.read_response().status, 200);
+  EXPECT_TRUE(eventually([&] { return released_now() == base + 1; }));
+}
+
+TEST(IdleRelease, NotAtOnceWhenDrainedIsOff) {
+  const long base = released_now();
+  TestServer s(routes(), {.idle_release_after = 30s, .release_when_drained = false});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(released_now(), base) << "released before idle_release_after";
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+}
+
 // A head that arrives in two pieces across the wake-up: the new goroutine
 // keeps reading under the read-header timeout.
 TEST(IdleRelease, AHeadSplitAcrossTheWakeUpIsServed) {
@@ -129,6 +179,21 @@ TEST(IdleRelease, IdleTimeoutStillClosesAReleasedConnection) {
   EXPECT_LT(took, 4s);
 }
 
+// The same after the rest alone (release_when_drained off): the deadline put
+// back on the socket at the release moment is the rest's own.
+TEST(IdleRelease, IdleTimeoutStillClosesAConnectionReleasedAfterItsRest) {
+  TestServer s(routes(),
+               {.idle_timeout = 600ms, .idle_release_after = 50ms, .release_when_drained = false});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(c.closed_by_peer());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 500ms) << "closed before its idle timeout";
+  EXPECT_LT(took, 4s);
+}
+
 // A release moment already past when the rest arms it fails the rest's read
 // before it looks at the socket: the connection released with its next
 // request waiting, and its successor, woken by that request, rested and
@@ -137,7 +202,7 @@ TEST(IdleRelease, IdleTimeoutStillClosesAReleasedConnection) {
 // did it at 1 ms). Below a millisecond counts as one.
 TEST(IdleRelease, ATinyReleaseMomentDoesNotSpin) {
   const long base = released_now();
-  TestServer s(routes(), {.idle_release_after = 1ns});
+  TestServer s(routes(), {.idle_release_after = 1ns, .release_when_drained = false});
   Client c(s.port());
   ASSERT_TRUE(c.send(get("/plaintext")));
   EXPECT_EQ(c.read_response().status, 200);
@@ -201,6 +266,63 @@ TEST(IdleRelease, RequestsRacingTheReleaseAreAllServed) {
   for (auto& t : ts)
     t.join();
   EXPECT_EQ(bad.load(), 0);
+}
+
+// Released when drained, under four Ps on this machine's two cores: each
+// response is followed by a release, and the client's next bytes race it
+// (sent at once, after a few microseconds, or split across the release),
+// so the edge lands before, during and after the successor is parked in
+// the read slot. A lost edge strands a request (the client times out), a
+// double wait aborts, a mixed-up Exchange answers the wrong body. Every
+// answer is checked against its own request.
+TEST(IdleRelease, StressReleasedWhenDrainedUnderFourPs) {
+  ::setenv("GOMAXPROCS", "4", 1);  // read once, by the server's goro::run
+  TestServer s(routes(), {});
+  ::unsetenv("GOMAXPROCS");
+  ASSERT_EQ(goro::stats().maxprocs, 4u);
+  const std::uint64_t spawns = goro::stats().spawns;
+  constexpr int kClients = 16;
+  constexpr int kRounds = 400;
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  ts.reserve(kClients);
+  for (int t = 0; t < kClients; ++t) {
+    ts.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t) + 1000);
+      Client c(s.port());
+      for (int i = 0; i < kRounds && bad.load() == 0; ++i) {
+        const std::string body = fmt::format("{}:{}", t, i);
+        const std::string req = post_echo(body);
+        switch (rng() % 4) {
+          case 0:  // whole
+            if (!c.send(req) || c.read_response().body != body) ++bad;
+            break;
+          case 1: {  // split in two across the release
+            const std::size_t cut = 1 + rng() % (req.size() - 1);
+            if (!c.send(req.substr(0, cut))) ++bad;
+            std::this_thread::sleep_for(std::chrono::microseconds(rng() % 200));
+            if (!c.send(req.substr(cut)) || c.read_response().body != body) ++bad;
+            break;
+          }
+          case 2:  // a pipelined pair
+            if (!c.send(get("/plaintext") + req) || c.read_response().body != "Hello, World!" ||
+                c.read_response().body != body) {
+              ++bad;
+            }
+            break;
+          default:  // whole, then a pause that lets the release happen
+            if (!c.send(req) || c.read_response().body != body) ++bad;
+            std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300));
+            break;
+        }
+      }
+    });
+  }
+  for (auto& t : ts)
+    t.join();
+  EXPECT_EQ(bad.load(), 0);
+  // A successor per release: most requests ended one.
+  EXPECT_GT(goro::stats().spawns - spawns, std::uint64_t{kClients} * kRounds / 2);
 }
 
 // Eviction racing the release: each new connection evicts the one before

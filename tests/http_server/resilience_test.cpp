@@ -90,29 +90,33 @@ void spawn_failure_child() {
   // Goroutines parked here hold every stack the pool can hand out.
   auto gate = std::make_shared<goro::WaitGroup>();
   gate->add(1);
-  TestServer srv([gate](const goro::http::Request& req, goro::http::ResponseWriter& w) {
-    if (req.path() == "/fill") {
-      // One P: its batch of stack credits is the only one (scheduler/galloc.cpp).
-      // A P that a shrink retires keeps its credits until its goroutine
-      // reaches a scheduling point; without this pause the accept loop,
-      // still on P1, could spawn the next connection's goroutine on P1's
-      // credits (1 run in 8 here).
-      goro::set_maxprocs(1);
-      goro::sleep_for(std::chrono::milliseconds(100));
-      int n = 0;
-      try {
-        for (;; ++n)
-          goro::go([gate] { gate->wait(); });
-      } catch (const std::system_error&) {
-      }
-      (void)w.write(std::to_string(n));
-    } else if (req.path() == "/release") {
-      gate->done();
-      (void)w.write("released");
-    } else {
-      (void)w.write("hello");
-    }
-  });
+  TestServer srv(
+      [gate](const goro::http::Request& req, goro::http::ResponseWriter& w) {
+        if (req.path() == "/fill") {
+          // One P: its batch of stack credits is the only one (scheduler/galloc.cpp).
+          // A P that a shrink retires keeps its credits until its goroutine
+          // reaches a scheduling point; without this pause the accept loop,
+          // still on P1, could spawn the next connection's goroutine on P1's
+          // credits (1 run in 8 here).
+          goro::set_maxprocs(1);
+          goro::sleep_for(std::chrono::milliseconds(100));
+          int n = 0;
+          try {
+            for (;; ++n)
+              goro::go([gate] { gate->wait(); });
+          } catch (const std::system_error&) {
+          }
+          (void)w.write(std::to_string(n));
+        } else if (req.path() == "/release") {
+          gate->done();
+          (void)w.write("released");
+        } else {
+          (void)w.write("hello");
+        }
+      },
+      // The filler's goroutine must keep its stack through its rest: released
+      // when drained, it would give one back for the next connection.
+      {.release_when_drained = false});
   Client filler(srv.port());
   // The stack arenas already mapped are all the stacks there will be.
   limit_address_space(address_space_now() + (48u << 20));

@@ -246,10 +246,12 @@ bool rest_without_exchange(Exchange*& xp) {
 // The start of a rest between two requests, up to read_head's read: writes
 // what `out` holds, makes the connection idle, arms the read deadline and,
 // on a drained socket, waits for bytes without an Exchange. `release_at`:
-// when this rest releases the goroutine, or none. False: close the
-// connection (`xp` null when no Exchange could be had).
-bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at) {
+// when this rest releases the goroutine, or none; `release_now`: release it
+// at once (release_when_drained). False: close the connection (`xp` null
+// when no Exchange could be had).
+bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release_now) {
   Exchange* x = xp;
+  release_now = false;
   // A rest begins after a response (kActive); a goroutine started for a
   // released connection continues the one its predecessor began (kIdle).
   // The responses still buffered (the last of a pipelined batch) go out
@@ -276,7 +278,8 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at) {
   // operation: netpoll's lazy extension).
   net::Clock::time_point deadline = x->e->idle_until;
   release_at = {};
-  if (x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0) {
+  const bool may_release = x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0;
+  if (may_release) {
     // Never a release moment that may already be past when armed: an
     // expired deadline fails the read before it looks at the socket, so a
     // connection whose next request is waiting would release, and its
@@ -289,6 +292,21 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at) {
     const net::Clock::time_point r =
         now + std::max<std::chrono::nanoseconds>(x->s->opts.idle_release_after, kMinIdleRelease);
     if (deadline == net::Clock::time_point{} || r < deadline) deadline = release_at = r;
+  }
+  // Released when drained (ServerOptions::release_when_drained): the rest
+  // has just begun, the responses are out, and the last read drained the
+  // socket, so the next request's bytes will come with an edge the parked
+  // successor waits for (NetFd::go_when_readable). Only the rest's own
+  // deadline goes on the socket. A successor's rest (kIdle, not new) never
+  // releases at once: it was woken because something came.
+  if (may_release && x->s->opts.release_when_drained && new_rest && x->conn != nullptr &&
+      x->tls == nullptr) {
+    net::NetFd* fd = goro::detail::NetConnAccess::netfd(*x->conn);
+    if (fd != nullptr && fd->read_would_park()) {
+      x->set_read_deadline(x->e->idle_until);
+      release_now = true;
+      return true;
+    }
   }
   x->set_read_deadline(deadline);
   return rest_without_exchange(xp);
@@ -335,8 +353,13 @@ bool read_head(Exchange*& xp, bool& linger, bool& release) {
         x->set_read_deadline(x->e->accepted + x->s->opts.idle_timeout);
       }
     } else if (at_rest) {
-      if (!begin_rest(xp, release_at)) return false;
+      bool release_now = false;
+      if (!begin_rest(xp, release_at, release_now)) return false;
       x = xp;
+      if (release_now) {
+        release = true;
+        return false;
+      }
     } else if (!head_deadline_set) {
       if (x->s->opts.read_header_timeout.count() > 0)
         x->set_read_deadline(x->started + x->s->opts.read_header_timeout);
@@ -784,7 +807,8 @@ void finish_conn(std::shared_ptr<ServerState>& sp, std::shared_ptr<ConnEntry>& e
   s.conns_wg.done();  // `sp` keeps the WaitGroup alive until we return
 }
 
-void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep);
+void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep,
+                    bool resumed = false);
 
 // The parked successor's body: both references moved in, so the goroutine
 // that releases a connection holds none once the successor may run.
@@ -793,7 +817,7 @@ struct ResumeConn {
   std::shared_ptr<ConnEntry> ep;
   void operator()() {
     http_metrics().connections_released.fetch_sub(1, std::memory_order_relaxed);
-    serve_requests(std::move(sp), std::move(ep));
+    serve_requests(std::move(sp), std::move(ep), true);
   }
 };
 
@@ -841,10 +865,16 @@ bool park_until_readable(ResumeConn& resume) {
 // One goroutine's share of a connection: requests until the connection
 // closes, or until it rests long enough to be released.
 // NOLINTNEXTLINE(performance-unnecessary-value-param): owned for the goroutine's life
-void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) {
+void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep, bool resumed) {
   ServerState& s = *sp;
   bool linger_after = false;
   bool release = false;
+  if (resumed && ep->tls == nullptr) {
+    // Woken by readiness (or the deadline, or a close): consume the wait
+    // before taking an Exchange, which read_head's rest would otherwise
+    // give back and take again.
+    if (net::NetFd* fd = goro::detail::NetConnAccess::netfd(ep->conn)) fd->await_readable();
+  }
   // Taken on every wake of a released connection: null (no memory) closes
   // this connection, not the process.
   Exchange* x = take_exchange(s, *ep);
@@ -883,7 +913,9 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
     // The Exchange goes before another goroutine may take the connection:
     // back to the cache when nothing went wrong (a released connection's is
     // at rest; a closed one's is reset to rest), else destroyed.
-    if (!threw && !x->bg.active) {
+    if (release && !threw && !x->bg.active) {
+      give_back_exchange(x);  // at rest already: begin_rest saw to it
+    } else if (!threw && !x->bg.active) {
       x->reset_request();
       x->parser.reset();
       x->rpos = x->rend = 0;
