@@ -65,6 +65,7 @@ std::string post_echo(std::string_view body) {
 
 // Twice: released when drained (the default, at once after each
 // response) and after the 50 ms rest alone.
+// NOLINTNEXTLINE(readability-function-size): a test's script, as the TEST body it was
 void released_connections_serve_their_next_requests(bool when_drained) {
   const long base = released_now();
   ASSERT_GE(base, 0) << "goro_http_connections_released missing from /metrics";
@@ -273,9 +274,10 @@ TEST(IdleRelease, RequestsRacingTheReleaseAreAllServed) {
 // double wait aborts, a mixed-up Exchange answers the wrong body. Every
 // answer is checked against its own request.
 TEST(IdleRelease, StressReleasedWhenDrainedUnderFourPs) {
-  ::setenv("GOMAXPROCS", "4", 1);  // read once, by the server's goro::run
+  // Read once, by the server's goro::run; no other thread reads it then.
+  ::setenv("GOMAXPROCS", "4", 1);  // NOLINT(concurrency-mt-unsafe)
   TestServer s(routes(), {.release_when_drained = true});
-  ::unsetenv("GOMAXPROCS");
+  ::unsetenv("GOMAXPROCS");  // NOLINT(concurrency-mt-unsafe)
   ASSERT_EQ(goro::stats().maxprocs, 4u);
   const std::uint64_t spawns = goro::stats().spawns;
   constexpr int kClients = 16;
