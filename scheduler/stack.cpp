@@ -312,9 +312,9 @@ void StackPool::trim_deep(const Stack& s) {
   //
   // An OR over blocks of 64 words into eight independent accumulators,
   // which the compiler turns into vector loads: a word at a time (through a
-  // volatile pointer, which forbids that) was 3,600 instructions and a
-  // quarter of a microsecond per goroutine exit, a third of a request's user
-  // time when each request ended one.
+  // volatile pointer, which forbids that) was 3,600 instructions and about
+  // a quarter of a microsecond per goroutine exit (spawn on one P: 400 ns
+  // then, 172 now; docs/benchmarks.md).
   char* const keep = s.hi() - kKeepCommitted;  // page aligned: hi() and the constant are
   const auto* probe = reinterpret_cast<const std::uint64_t*>(keep - kPageProbe);
   constexpr std::size_t kWords = kPageProbe / sizeof(std::uint64_t);
