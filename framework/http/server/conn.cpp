@@ -225,15 +225,24 @@ void give_back_exchange(Exchange* x) noexcept {
   c.items[c.n++] = x;
 }
 
+// The socket of a plain (not TLS) connection whose last read drained it
+// (NetFd::read_would_park), else null: the next request's bytes will come
+// with an edge, so the connection may wait for them without its Exchange,
+// or without its goroutine.
+net::NetFd* drained_socket(const Exchange& x) {
+  if (x.conn == nullptr || x.tls != nullptr) return nullptr;
+  net::NetFd* fd = goro::detail::NetConnAccess::netfd(*x.conn);
+  return fd != nullptr && fd->read_would_park() ? fd : nullptr;
+}
+
 // At rest (`out` written: begin_rest), read deadline set: when the socket is
 // known drained, gives the Exchange back and waits for the next request's
 // bytes (or the deadline, or a close) without one, then takes one. False:
 // no Exchange could be made (`xp` null), close the connection.
 bool rest_without_exchange(Exchange*& xp) {
   Exchange* x = xp;
-  if (x->conn == nullptr || x->tls != nullptr) return true;
-  net::NetFd* fd = goro::detail::NetConnAccess::netfd(*x->conn);
-  if (fd == nullptr || !fd->read_would_park()) return true;
+  net::NetFd* fd = drained_socket(*x);
+  if (fd == nullptr) return true;
   ServerState& s = *x->s;
   ConnEntry& e = *x->e;
   give_back_exchange(x);
@@ -299,14 +308,10 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
   // successor waits for (NetFd::go_when_readable). Only the rest's own
   // deadline goes on the socket. A successor's rest (kIdle, not new) never
   // releases at once: it was woken because something came.
-  if (may_release && x->s->opts.release_when_drained && new_rest && x->conn != nullptr &&
-      x->tls == nullptr) {
-    net::NetFd* fd = goro::detail::NetConnAccess::netfd(*x->conn);
-    if (fd != nullptr && fd->read_would_park()) {
-      x->set_read_deadline(x->e->idle_until);
-      release_now = true;
-      return true;
-    }
+  if (may_release && x->s->opts.release_when_drained && new_rest && drained_socket(*x) != nullptr) {
+    x->set_read_deadline(x->e->idle_until);
+    release_now = true;
+    return true;
   }
   x->set_read_deadline(deadline);
   return rest_without_exchange(xp);
@@ -913,14 +918,14 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
     // The Exchange goes before another goroutine may take the connection:
     // back to the cache when nothing went wrong (a released connection's is
     // at rest; a closed one's is reset to rest), else destroyed.
-    if (release && !threw && !x->bg.active) {
-      give_back_exchange(x);  // at rest already: begin_rest saw to it
-    } else if (!threw && !x->bg.active) {
-      x->reset_request();
-      x->parser.reset();
-      x->rpos = x->rend = 0;
-      x->out.clear();
-      x->release_buffers();
+    if (!threw && !x->bg.active) {
+      if (!release) {  // a released one's is at rest already: begin_rest saw to it
+        x->reset_request();
+        x->parser.reset();
+        x->rpos = x->rend = 0;
+        x->out.clear();
+        x->release_buffers();
+      }
       give_back_exchange(x);
     } else {
       delete x;  // NOLINT(cppcoreguidelines-owning-memory)
