@@ -852,7 +852,6 @@ bool park_until_readable(ResumeConn& resume) {
   std::atomic<std::int64_t>& released = http_metrics().connections_released;
   // Counted before the goroutine can start (it may run at once).
   released.fetch_add(1, std::memory_order_relaxed);
-  s.releases.fetch_add(1, std::memory_order_relaxed);
   try {
     if (fd->go_when_readable(std::move(resume))) return true;
   } catch (const std::exception& ex) {

@@ -400,14 +400,22 @@ Result<void> Server::serve() {
         if (tls) s->sweep_tls_buffers();
 #if defined(__GLIBC__)
         // A walk of every arena's free chunks under its lock (1-3 ms for a
-        // big heap, stalling threads that allocate meanwhile): after a burst
-        // of releases (256 or more since the last trim) at once, after a
-        // trickle at most every 10 s. In goro::blocking: off the P.
-        const std::uint64_t releases = s->releases.load(std::memory_order_relaxed);
-        const std::uint64_t fresh = releases - s->releases_trimmed;
+        // big heap, stalling threads that allocate meanwhile), decided by how
+        // far the released-connections gauge rose since the last trim: at
+        // once when 256 or more connections more rest released, at most
+        // every 10 s for a smaller rise. Not by the count of releases: with
+        // release_when_drained a busy connection is released and woken many
+        // times a second, its memory in use again at once, and a trim every
+        // second under that churn made the RSS creep (about 400 B/s,
+        // docs/DESIGN.md "Released when drained"). In goro::blocking: off
+        // the P.
+        const std::int64_t released =
+            detail::http_metrics().connections_released.load(std::memory_order_relaxed);
+        s->released_at_trim = std::min(s->released_at_trim, released);
+        const std::int64_t rise = released - s->released_at_trim;
         ++s->sweeps_since_trim;
-        if (fresh >= 256 || (fresh > 0 && s->sweeps_since_trim >= 10)) {
-          s->releases_trimmed = releases;
+        if (rise >= 256 || (rise > 0 && s->sweeps_since_trim >= 10)) {
+          s->released_at_trim = released;
           s->sweeps_since_trim = 0;
           goro::blocking([] { malloc_trim(0); });
         }

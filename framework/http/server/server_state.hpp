@@ -203,11 +203,14 @@ struct ServerState {
   // with no request begun since the previous sweep (serve()'s TLS goroutine,
   // once a second; conn.cpp "TLS buffers"). Closed when serve() stops.
   void sweep_tls_buffers();
-  // Connections whose goroutine was released while idle, ever (conn.cpp);
-  // the sweep gives the heap's free pages back after new releases.
-  std::atomic<std::uint64_t> releases{0};
-  std::uint64_t releases_trimmed = 0;  // at the last trim (the sweep's goroutine only)
-  int sweeps_since_trim = 0;           // (the sweep's goroutine only)
+  // The sweep gives the heap's free pages back when the released-connections
+  // gauge (http_metrics().connections_released) rose above this: memory that
+  // became idle, not the churn of connections released and woken again.
+  // Lowered to the gauge whenever the gauge is lower (connections woke, so
+  // their memory is in use again), set to it at each trim. The sweep's
+  // goroutine only.
+  std::int64_t released_at_trim = 0;
+  int sweeps_since_trim = 0;  // (the sweep's goroutine only)
   Chan<int> tls_sweep_stop{0};
   WaitGroup tls_sweep_wg;
 

@@ -141,9 +141,8 @@ struct ServerOptions {
   // (user time per request -0.35 us at 1,000 connections), but every
   // request pays a goroutine's exit and start (+0.24 us at 64 connections,
   // about 3% of its CPU): off by default, for services that hold many
-  // connections (docs/DESIGN.md "Released when drained", which also records
-  // a known slow RSS creep with it on). Needs idle_release_after > 0 and the
-  // default stack_size, as any release.
+  // connections (docs/DESIGN.md "Released when drained"). Needs
+  // idle_release_after > 0 and the default stack_size, as any release.
   bool release_when_drained = false;
   // Graceful-shutdown deadline, counted from the moment the listener closes.
   std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds{30};
