@@ -123,7 +123,14 @@ void report_handoff(G* g, std::int64_t since, std::int64_t now, bool hog) {
 // (the hog protocol, syscall.cpp). Returns true if it acted.
 bool retake_running(P* p, std::int64_t now) {
   std::uint32_t tick = p->schedtick.load(std::memory_order_relaxed);
-  if (tick != p->sysmon_tick) {
+  // sysmon_when 0: sysmon has not timed this P yet. Its tick may still
+  // equal sysmon_tick's initial 0 (a P whose goroutines so far all came
+  // from runnext, which does not bump schedtick), and the comparison alone
+  // then flagged a goroutine that had just started as a hog running since
+  // time 0: a premature handoff, reported without a duration
+  // (Hog.SpinningGoroutinesDoNotStallSleepsOrEcho failed on that report
+  // about one run in three under ASan).
+  if (tick != p->sysmon_tick || p->sysmon_when == 0) {
     p->sysmon_tick = tick;
     p->sysmon_when = now;
     return false;
