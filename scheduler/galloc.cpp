@@ -106,10 +106,27 @@ G* gfree_get(P* p) {
   return g;
 }
 
+// # Trimmed when they cool
+// A goroutine that went deep must not leave its stack committed for long
+// (stack.hpp "Size"), but probing every exiting goroutine's stack
+// (trim_deep: a 4 KiB read) was 611 of the ~1,500 instructions a goroutine's
+// exit and the next one's start cost, paid on every release of an idle
+// connection (framework/http "Released when drained") and every spawn. A
+// stack that is bound again right away needs no trim: the next goroutine
+// uses what the last one committed. So the P's cache probes a stack only
+// when it cools: when it sinks below the kHotStacks most recently freed
+// ones, or leaves the cache (P::stack_cache's invariant). What a P may keep
+// committed beyond 64 KiB a stack is then its kHotStacks stacks, which the
+// next goroutines to start there run on.
+
 // Keeps P::nstack_cache <= P::stack_credits (stack.hpp "Stack credits").
 void trim_stack_cache(P* p) {
-  while (p->nstack_cache > p->stack_credits)
-    stack_pool().release(p->stack_cache[--p->nstack_cache]);
+  while (p->nstack_cache > p->stack_credits) {
+    Stack& s = p->stack_cache[--p->nstack_cache];
+    if (s.used) StackPool::trim_deep(s);  // a hot one ("Trimmed when they cool")
+    s.used = false;
+    stack_pool().release(s);
+  }
 }
 
 // Takes a stack credit for a goroutine spawned on p; false (errno set) when
@@ -243,23 +260,36 @@ void gfree_put(P* p, G* g) {
       __asan_unpoison_memory_region(from, static_cast<std::size_t>(g->stack.hi() - from));
     }
 #endif
-    // A goroutine that went deep leaves no more committed than 64 KiB for
-    // the next one (stack.hpp "Size"); an own mapping is unmapped anyway.
-    if (g->stack.pooled) StackPool::trim_deep(g->stack);
     // Default-size stacks go to this P's cache (LIFO: the next goroutine to
     // start here runs on it while it is still in this core's cache); the
     // cache is bounded by its size and by the P's credits. The rest, and
-    // odd-sized stacks (their own mapping), go back to the pool.
+    // odd-sized stacks (their own mapping), go back to the pool. A goroutine
+    // that went deep leaves no more committed than 64 KiB a stack once the
+    // stack cools ("Trimmed when they cool"); an own mapping is unmapped.
     if (p != nullptr && g->stack.pooled && p->nstack_cache < p->stack_credits) {
       if (p->nstack_cache == P::kStackCache) {
-        // Full: the coldest half goes back to the pool in one batch.
+        // Full: the coldest half (trimmed: below the hot ones) goes back to
+        // the pool in one batch.
         constexpr int kHalf = P::kStackCache / 2;
+        static_assert(kHalf <= P::kStackCache - P::kHotStacks);
         stack_pool().release_batch(p->stack_cache, kHalf);
         std::memmove(p->stack_cache, p->stack_cache + kHalf, sizeof(Stack) * kHalf);
         p->nstack_cache = kHalf;
       }
-      p->stack_cache[p->nstack_cache++] = g->stack;
+      Stack& pushed = p->stack_cache[p->nstack_cache++];
+      pushed = g->stack;
+      pushed.used = true;
+      // The stack that sinks below the hot ones now: probed once, unless it
+      // came from the pool (or was probed before) and no goroutine ran on it
+      // since.
+      if (p->nstack_cache > P::kHotStacks) {
+        Stack& cooled = p->stack_cache[p->nstack_cache - 1 - P::kHotStacks];
+        if (cooled.used) StackPool::trim_deep(cooled);
+        cooled.used = false;
+      }
     } else {
+      if (g->stack.pooled) StackPool::trim_deep(g->stack);
+      g->stack.used = false;
       stack_pool().release(g->stack);
     }
     attach_stack(g, Stack{});

@@ -140,7 +140,11 @@ struct P {
   // core's cache) is bound next, and the P's unspent stack credits (stack.hpp
   // "Stack credits"). Owner only. Invariant: nstack_cache <= stack_credits
   // (every cached stack is backed by one of the P's credits).
+  // Invariant: every cached stack but the kHotStacks most recent ones was
+  // trimmed (StackPool::trim_deep) since its goroutine exited; so is every
+  // stack that leaves the cache (galloc.cpp "Trimmed when they cool").
   static constexpr int kStackCache = 16;
+  static constexpr int kHotStacks = 4;
   int nstack_cache = 0;
   std::int64_t stack_credits = 0;
   Stack stack_cache[kStackCache];

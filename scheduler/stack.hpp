@@ -19,13 +19,13 @@
 // RLIMIT_AS: lower the size there), and each 2 MiB of arena that holds a
 // stack's top page needs a page-table page, 1 KiB per goroutine at 512 KiB
 // (128 bytes at 64 KiB) outside the RSS.
-// A goroutine that went deep must not leave its stack committed for the next
-// one: when a stack returns to a cache, trim_deep() reads the page just
-// below the top kKeepCommitted (64 KiB) and, if anything ever wrote it,
-// DONTNEEDs everything below. Reading them costs a zero-page fault once per
-// slot until it goes deep; the madvise (a syscall and a TLB shootdown) is
-// paid only by goroutines that used more than 64 KiB, which are rare by
-// construction.
+// A goroutine that went deep must not leave its stack committed for long:
+// when a stack cools (it sinks below the four most recently freed in its
+// P's cache, or leaves the cache: galloc.cpp "Trimmed when they cool"),
+// trim_deep() reads the page just below the top kKeepCommitted (64 KiB)
+// and, if anything ever wrote it, DONTNEEDs everything below. Reading them costs a zero-page fault
+// once per slot until it goes deep; the madvise (a syscall and a TLB shootdown) is paid only by
+// goroutines that used more than 64 KiB, which are rare by construction.
 //
 // The guard comes in three strengths, chosen per stack:
 //   1. kGuardInstall: madvise(MADV_GUARD_INSTALL) (Linux 6.13+) marks the page
@@ -91,6 +91,9 @@ struct Stack {
   std::size_t size = 0;  // usable bytes; the stack grows down from lo + size
   GuardKind guard = GuardKind::kNone;
   bool pooled = false;  // carved from an arena (default size) vs. its own mapping
+  // In a P's cache: a goroutine ran on it since trim_deep last probed it
+  // (galloc.cpp "Trimmed when they cool"). False everywhere else.
+  bool used = false;
   char* hi() const { return lo + size; }
 };
 

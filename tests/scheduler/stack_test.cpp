@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -14,6 +15,7 @@
 #include <system_error>
 
 #include "goro/goro.hpp"
+#include "scheduler/sched.hpp"
 #include "scheduler/stack.hpp"
 #include "tests/scheduler/gate.hpp"
 
@@ -156,12 +158,12 @@ TEST(Stacks, QuarterMebibyteOfFramesWorksByDefault) {
   EXPECT_EQ(spawned, main);
 }
 
-// A stack that went deep returns its deep pages to the kernel when it goes
-// back to a cache (stack.hpp "Size"), not only after sysmon's scavenge (which
-// leaves the first 256 free stacks alone): 200 goroutines (fewer than
-// that) each dirty 256 KiB, park, and exit; the RSS they added must be gone
-// as soon as they have exited.
-TEST(Stacks, DeepStacksAreTrimmedWhenTheyReturnToTheCache) {
+// A stack that went deep returns its deep pages to the kernel once it cools
+// (stack.hpp "Size"), not only after sysmon's scavenge (which leaves the
+// first 256 free stacks alone): 200 goroutines (fewer than that) each dirty
+// 256 KiB, park, and exit; the RSS they added must be gone as soon as they
+// have exited, but for the few hot stacks each P keeps.
+TEST(Stacks, DeepStacksAreTrimmedOnceTheyCool) {
 #if defined(GORO_TSAN) || defined(GORO_ASAN)
   GTEST_SKIP() << "the sanitizers' shadow memory for the stacks stays in the RSS";
 #endif
@@ -194,6 +196,53 @@ TEST(Stacks, DeepStacksAreTrimmedWhenTheyReturnToTheCache) {
   ASSERT_GT(grown, kN * 200L) << "the goroutines did not dirty their stacks";
   // Each keeps at most its top 64 KiB: a quarter of what it dirtied.
   EXPECT_LT(rss_after - rss_before, grown / 2) << "deep stacks were cached fully committed";
+}
+
+// Stacks are probed when they cool (scheduler/galloc.cpp "Trimmed when
+// they cool"), not at every exit: of the stacks a P's cache holds, only the
+// P::kHotStacks most recently freed may keep their deep pages. Twelve
+// goroutines on one P each dirty 256 KiB, park, and exit; mincore then finds
+// the deepest dirtied page resident in at most kHotStacks of their stacks
+// (in all twelve without the probe at cooling), and in at least one (the
+// hot ones are left alone: the probe no longer runs at every exit).
+TEST(Stacks, OnlyTheHotStacksOfACacheStayDeep) {
+#if defined(GORO_TSAN) || defined(GORO_ASAN)
+  GTEST_SKIP() << "the sanitizers may move large locals off the goroutine stack";
+#endif
+  constexpr int kN = 12;
+  std::array<char*, kN> low{};  // each goroutine's deepest dirtied byte
+  int resident = -1;
+  goro::run(
+      [&] {
+        goro::test::Gate gate;
+        for (int i = 0; i < kN; ++i) {
+          goro::go([&, i] {
+            volatile char deep[256 * 1024];
+            for (std::size_t k = 0; k < sizeof deep; k += 512)
+              deep[k] = 1;
+            low[static_cast<std::size_t>(i)] = const_cast<char*>(&deep[0]);
+            gate.wait();
+          });
+        }
+        while (gate.parked() < kN)
+          goro::yield();
+        gate.release_all();
+        while (goro::num_goroutines() > 1)
+          goro::yield();
+        const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+        resident = 0;
+        for (char* p : low) {
+          unsigned char v = 0;
+          auto* at = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) & ~(page - 1));
+          ASSERT_EQ(mincore(at, page, &v), 0);
+          resident += v & 1;
+        }
+      },
+      {.maxprocs = 1});
+  std::printf("[ info ] %d of %d deep stacks still deep after exit (hot ones kept: %d)\n", resident,
+              kN, goro::detail::P::kHotStacks);
+  EXPECT_LE(resident, goro::detail::P::kHotStacks);
+  EXPECT_GE(resident, 1);
 }
 
 // trim_deep's probe (stack.hpp "Size") reads the whole page below the kept
