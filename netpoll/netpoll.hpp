@@ -85,6 +85,10 @@ struct GQueue;
 // `hangup`: the event carried EPOLLRDHUP/HUP/ERR or their equivalent.
 int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, bool hangup,
                           GQueue& out);
+// Records a readiness edge for `mode` as the poller does when it sees one
+// (a parked waiter is readied). For tests that need an edge for bytes that
+// were read already (FaultSite::kStaleEdge).
+void poll_note_edge(PollDesc* pd, PollMode mode);
 // Goroutines parked in poll_wait (Go's netpollWaiters); drives has_waiters().
 bool poll_has_waiters() noexcept;
 void poll_waiters_sub(std::int64_t n) noexcept;

@@ -513,6 +513,10 @@ void poll_evict(PollDesc* pd) {
   ready_waiter(wg);
 }
 
+void poll_note_edge(PollDesc* pd, PollMode mode) {
+  ready_waiter(unblock(pd, mode, true));
+}
+
 int poll_ready_from_event(std::uint64_t tag, bool readable, bool writable, bool hangup,
                           GQueue& out) {
   // NOLINTNEXTLINE(performance-no-int-to-ptr): the epoll tag is the PollDesc's address

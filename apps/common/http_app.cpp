@@ -26,8 +26,8 @@ void add_server_settings(goro::config::Config& cfg, ServerSettings* s) {
           "a keep-alive connection idle this long gives its goroutine back; 0: never");
   cfg.add("release_when_drained", &s->release_when_drained,
           "sooner: a keep-alive connection with nothing more to read after its response gives "
-          "its goroutine back at once (HTTP; needs idle_release_after > 0; for many busy "
-          "connections)");
+          "its goroutine back at once (HTTP; needs idle_release_after > 0); false: only after "
+          "idle_release_after");
   cfg.add("shutdown_timeout", &s->shutdown_timeout,
           "graceful shutdown deadline, from the listener's close");
   cfg.add("shutdown_delay", &s->shutdown_delay,

@@ -103,6 +103,9 @@ void NetFd::hand_to_poller(detail::G* g, void* pd) {
   if (detail::take_fault(detail::FaultSite::kParkWindow)) {
     std::this_thread::sleep_for(std::chrono::microseconds(errno));  // a test's pause
   }
+  if (detail::take_fault(detail::FaultSite::kStaleEdge)) {
+    detail::poll_note_edge(static_cast<detail::PollDesc*>(pd), PollMode::kRead);
+  }
   detail::poll_wait_spawned(static_cast<detail::PollDesc*>(pd), PollMode::kRead, g);
 }
 
@@ -118,6 +121,14 @@ Result<void> NetFd::close() {
 }
 
 Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
+  return read_impl(buf, n, true);
+}
+
+Result<std::size_t> NetFd::read_if_ready(void* buf, std::size_t n) {
+  return read_impl(buf, n, false);
+}
+
+Result<std::size_t> NetFd::read_impl(void* buf, std::size_t n, bool may_park) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;
   if (n == 0) return std::size_t{0};
@@ -132,7 +143,7 @@ Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
   for (;;) {
     if (waited) {
       waited = false;
-    } else if (read_drained_) {
+    } else if (read_drained_ && may_park) {
       if (auto ec = detail::poll_wait(pd_, PollMode::kRead)) return ec;
       read_drained_ = false;
     } else {
@@ -149,6 +160,7 @@ Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
     }
     if (errno == EAGAIN) {
       read_drained_ = true;
+      if (!may_park) return std::make_error_code(std::errc::resource_unavailable_try_again);
     } else if (errno != EINTR) {
       return sys_error(errno);
     }

@@ -90,6 +90,13 @@ class NetFd {
   // reading goroutine only.
   bool read_would_park() const { return read_drained_; }
   void await_readable();
+  // read(), except that where it would park it returns EAGAIN
+  // (std::errc::resource_unavailable_try_again), the socket marked drained,
+  // so the next wait (read(), await_readable(), go_when_readable()) parks
+  // until a new edge. For a reader that has a cheaper way to wait: a
+  // released connection's successor woken by an edge that only announced
+  // bytes its predecessor had read already (conn.cpp "Woken for nothing").
+  Result<std::size_t> read_if_ready(void* buf, std::size_t n);
   Result<std::size_t> write_all(const void* buf, std::size_t n);
   Result<std::size_t> writev_all(const iovec* iov, std::size_t count);
   // accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC; EAGAIN parks, ECONNABORTED
@@ -167,6 +174,7 @@ class NetFd {
   bool acquire();
   void release();
   void destroy();
+  Result<std::size_t> read_impl(void* buf, std::size_t n, bool may_park);
   static void hand_to_poller(::goro::detail::G* g, void* pd);
 
   static constexpr std::uint64_t kClosed = 1;

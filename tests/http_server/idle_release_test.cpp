@@ -143,6 +143,35 @@ TEST(IdleRelease, ReleasedAtOnceWhenDrained) {
   EXPECT_TRUE(eventually([&] { return released_now() == base + 1; }));
 }
 
+// A released connection's successor woken by an edge with nothing to read
+// releases again at once (conn.cpp "Woken for nothing") instead of parking
+// in its read with its goroutine until idle_release_after (30 s here). In
+// service such an edge is one the netpoller, on another thread, recorded
+// for bytes a read took meanwhile; FaultSite::kStaleEdge records one at the
+// release, so the successor starts at once and finds nothing.
+TEST(IdleRelease, AWakeWithNothingToReadReleasesAgainAtOnce) {
+  const long base = released_now();
+  TestServer s(routes(), {.idle_release_after = 30s, .release_when_drained = true});
+  Client c(s.port());
+  ASSERT_TRUE(c.send(get("/plaintext")));
+  EXPECT_EQ(c.read_response().status, 200);
+  ASSERT_TRUE(eventually([&] { return released_now() == base + 1; }));
+  const std::uint64_t taken = goro::detail::faults_taken(goro::detail::FaultSite::kStaleEdge);
+  goro::detail::arm_fault(goro::detail::FaultSite::kStaleEdge, 1, 0);
+  ASSERT_TRUE(c.send(get("/plaintext")));  // its release takes the fault
+  EXPECT_EQ(c.read_response().status, 200);
+  EXPECT_TRUE(eventually([&] {
+    return goro::detail::faults_taken(goro::detail::FaultSite::kStaleEdge) == taken + 1;
+  }));
+  EXPECT_TRUE(eventually([&] { return released_now() == base + 1; }))
+      << "released: " << released_now() - base;
+  goro::detail::arm_fault(goro::detail::FaultSite::kStaleEdge, 0, 0);
+  ASSERT_TRUE(c.send(get("/plaintext")));  // and it serves on
+  auto r = c.read_response();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "Hello, World!");
+}
+
 TEST(IdleRelease, NotAtOnceWhenDrainedIsOff) {
   const long base = released_now();
   TestServer s(routes(), {.idle_release_after = 30s, .release_when_drained = false});

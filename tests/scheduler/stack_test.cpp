@@ -233,7 +233,7 @@ TEST(Stacks, OnlyTheHotStacksOfACacheStayDeep) {
         resident = 0;
         for (char* p : low) {
           unsigned char v = 0;
-          auto* at = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) & ~(page - 1));
+          char* at = p - (reinterpret_cast<std::uintptr_t>(p) & (page - 1));
           ASSERT_EQ(mincore(at, page, &v), 0);
           resident += v & 1;
         }

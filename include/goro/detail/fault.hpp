@@ -32,6 +32,11 @@ enum class FaultSite : std::uint8_t {
   // another goroutine must not recycle the poll descriptor under it
   // (tests/http_server/idle_release_test.cpp).
   kParkWindow,
+  // Not a failure either: NetFd::go_when_readable records a read edge just
+  // before it parks the goroutine, as the netpoller does when it reports,
+  // late, bytes a read took already, so the goroutine is woken with nothing
+  // to read (tests/http_server/idle_release_test.cpp; `err` is unused).
+  kStaleEdge,
   kCount,
 };
 
