@@ -133,6 +133,7 @@ bool StackPool::carve_slot(Stack* out) {
   out->lo = guard + page_;
   out->size = default_size_;
   out->pooled = true;
+  out->used = false;  // `out` may be a P's cache slot that held a used stack
   out->guard = guard_page(guard);
   return true;
 }

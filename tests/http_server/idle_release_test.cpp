@@ -157,12 +157,17 @@ TEST(IdleRelease, AWakeWithNothingToReadReleasesAgainAtOnce) {
   EXPECT_EQ(c.read_response().status, 200);
   ASSERT_TRUE(eventually([&] { return released_now() == base + 1; }));
   const std::uint64_t taken = goro::detail::faults_taken(goro::detail::FaultSite::kStaleEdge);
+  const std::uint64_t spawns = goro::stats().spawns;
   goro::detail::arm_fault(goro::detail::FaultSite::kStaleEdge, 1, 0);
   ASSERT_TRUE(c.send(get("/plaintext")));  // its release takes the fault
   EXPECT_EQ(c.read_response().status, 200);
   EXPECT_TRUE(eventually([&] {
     return goro::detail::faults_taken(goro::detail::FaultSite::kStaleEdge) == taken + 1;
   }));
+  // Two successors: the one the stale edge woke, and the one it parked
+  // when it released again (a successor parked in its read makes none).
+  EXPECT_TRUE(eventually([&] { return goro::stats().spawns - spawns >= 2; }))
+      << "spawns: " << goro::stats().spawns - spawns;
   EXPECT_TRUE(eventually([&] { return released_now() == base + 1; }))
       << "released: " << released_now() - base;
   goro::detail::arm_fault(goro::detail::FaultSite::kStaleEdge, 0, 0);

@@ -743,6 +743,7 @@ Result<std::size_t> Exchange::read_more() {
 }
 
 Result<std::size_t> Exchange::read_more_if_ready() {
+  GORO_CHECK(!bg.active, "http: socket read while the background read owns it");
   net::NetFd* fd =
       conn != nullptr && tls == nullptr ? goro::detail::NetConnAccess::netfd(*conn) : nullptr;
   if (fd == nullptr) return read_more();

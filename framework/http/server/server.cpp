@@ -356,6 +356,38 @@ void accept_loop(const std::shared_ptr<detail::ServerState>& s, net::Listener& l
 
 }  // namespace
 
+namespace {
+
+// The housekeeping's heap trim (serve()'s once-a-second goroutine).
+void trim_heap_after_releases([[maybe_unused]] detail::ServerState& s) {
+#if defined(__GLIBC__)
+  // A walk of every arena's free chunks under its lock (1-3 ms for a
+  // big heap, stalling threads that allocate meanwhile), decided by how
+  // far the released-connections gauge rose since the last trim and
+  // stayed up for a second: at once for 256 or more connections, at
+  // most every 10 s for a smaller rise. Not by the count of releases: with
+  // release_when_drained a busy connection is released and woken many
+  // times a second, its memory in use again at once, and a trim every
+  // second under that churn made the RSS creep (about 400 B/s,
+  // docs/DESIGN.md "Released when drained"). In goro::blocking: off
+  // the P.
+  const std::int64_t released =
+      detail::http_metrics().connections_released.load(std::memory_order_relaxed);
+  const std::int64_t held = std::min(released, s.released_last_sweep);
+  s.released_last_sweep = released;
+  s.released_at_trim = std::min(s.released_at_trim, released);
+  const std::int64_t rise = held - s.released_at_trim;
+  ++s.sweeps_since_trim;
+  if (rise >= 256 || (rise > 0 && s.sweeps_since_trim >= 10)) {
+    s.released_at_trim = released;
+    s.sweeps_since_trim = 0;
+    goro::blocking([] { malloc_trim(0); });
+  }
+#endif
+}
+
+}  // namespace
+
 Result<void> Server::serve() {
   std::shared_ptr<detail::ServerState> s = impl_;
   net::Listener* ln = nullptr;
@@ -392,34 +424,17 @@ Result<void> Server::serve() {
   const bool tls = s->current_tls() != nullptr;
   if (tls || s->opts.idle_release_after.count() > 0) {
     s->tls_sweep_wg.add(1);
+    // The gauge counts every server of the process: this one's rises are
+    // measured from where it stood when this one started.
+    s->released_at_trim = s->released_last_sweep =
+        detail::http_metrics().connections_released.load(std::memory_order_relaxed);
     goro::go([s, tls] {
       for (;;) {
         const std::size_t which =
             goro::select(goro::after_case(std::chrono::seconds(1)), goro::recv(s->tls_sweep_stop));
         if (which != 0) break;
         if (tls) s->sweep_tls_buffers();
-#if defined(__GLIBC__)
-        // A walk of every arena's free chunks under its lock (1-3 ms for a
-        // big heap, stalling threads that allocate meanwhile), decided by how
-        // far the released-connections gauge rose since the last trim: at
-        // once when 256 or more connections more rest released, at most
-        // every 10 s for a smaller rise. Not by the count of releases: with
-        // release_when_drained a busy connection is released and woken many
-        // times a second, its memory in use again at once, and a trim every
-        // second under that churn made the RSS creep (about 400 B/s,
-        // docs/DESIGN.md "Released when drained"). In goro::blocking: off
-        // the P.
-        const std::int64_t released =
-            detail::http_metrics().connections_released.load(std::memory_order_relaxed);
-        s->released_at_trim = std::min(s->released_at_trim, released);
-        const std::int64_t rise = released - s->released_at_trim;
-        ++s->sweeps_since_trim;
-        if (rise >= 256 || (rise > 0 && s->sweeps_since_trim >= 10)) {
-          s->released_at_trim = released;
-          s->sweeps_since_trim = 0;
-          goro::blocking([] { malloc_trim(0); });
-        }
-#endif
+        trim_heap_after_releases(*s);
       }
       s->tls_sweep_wg.done();
     });

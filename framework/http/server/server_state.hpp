@@ -210,6 +210,10 @@ struct ServerState {
   // their memory is in use again), set to it at each trim. The sweep's
   // goroutine only.
   std::int64_t released_at_trim = 0;
+  // The gauge at the previous sweep: a rise counts once it held for a whole
+  // second (the lower of the two readings), so the gauge's swings under
+  // churn do not add up to one. The sweep's goroutine only.
+  std::int64_t released_last_sweep = 0;
   int sweeps_since_trim = 0;  // (the sweep's goroutine only)
   Chan<int> tls_sweep_stop{0};
   WaitGroup tls_sweep_wg;

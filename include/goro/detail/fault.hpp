@@ -9,8 +9,9 @@
 //   // the next three accept4 calls fail with ENFILE, then all is normal
 //
 // Each site costs one relaxed atomic load while nothing is armed, and the
-// sites are all on slow paths (a stack mapping, a thread start, an accept,
-// a close).
+// sites are off the per-request path but for one: a stack mapping, a thread
+// start, an accept, a close, and a connection's release while idle (two
+// loads per release, which with release_when_drained is one per request).
 #pragma once
 
 #include <cstdint>
