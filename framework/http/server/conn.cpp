@@ -399,7 +399,7 @@ bool read_head(Exchange*& xp, bool& linger, bool& release, bool woken) {
     // partly here) go before the read, which would write them first: a
     // failed write closes, never reported as the read's 408 below.
     if (!x->flush_out()) return false;
-    Result<std::size_t> n = woken && at_rest ? x->read_more_if_ready() : x->read_more();
+    Result<std::size_t> n = x->read_more(!(woken && at_rest));
     if (woken && at_rest && !n && n.error() == std::errc::resource_unavailable_try_again) {
       release = true;  // woken for nothing: idle_until stays on the socket
       return false;
@@ -725,7 +725,7 @@ void Exchange::reserve_tail() {
     rbuf.resize(std::max({rbuf.size() * 2, rend + kMinRead, want}));
 }
 
-Result<std::size_t> Exchange::read_more() {
+Result<std::size_t> Exchange::read_more(bool may_park) {
   GORO_CHECK(!bg.active, "http: socket read while the background read owns it");
   if (auto r = flush_out(); !r) return r.error();
   reserve_tail();
@@ -737,19 +737,11 @@ Result<std::size_t> Exchange::read_more() {
     return n;
   }
   const std::span<char> tail(rbuf.data() + rend, rbuf.size() - rend);
-  auto n = tls != nullptr ? tls->read(tail) : conn->read(tail);
-  if (n) rend += *n;
-  return n;
-}
-
-Result<std::size_t> Exchange::read_more_if_ready() {
-  GORO_CHECK(!bg.active, "http: socket read while the background read owns it");
   net::NetFd* fd =
-      conn != nullptr && tls == nullptr ? goro::detail::NetConnAccess::netfd(*conn) : nullptr;
-  if (fd == nullptr) return read_more();
-  if (auto r = flush_out(); !r) return r.error();
-  reserve_tail();
-  auto n = fd->read_if_ready(rbuf.data() + rend, rbuf.size() - rend);
+      !may_park && tls == nullptr ? goro::detail::NetConnAccess::netfd(*conn) : nullptr;
+  auto n = fd != nullptr    ? fd->read_if_ready(tail.data(), tail.size())
+           : tls != nullptr ? tls->read(tail)
+                            : conn->read(tail);
   if (n) rend += *n;
   return n;
 }

@@ -292,11 +292,10 @@ struct Exchange {
   std::string remote_addr() const;
   // Reads more bytes into rbuf (flushing `out` first). 0: end of stream.
   // Never while bg.active.
-  Result<std::size_t> read_more();
-  // read_more() for a plain connection's released-and-woken goroutine:
-  // EAGAIN (std::errc::resource_unavailable_try_again) instead of parking
+  // `may_park` false, on a plain connection: EAGAIN
+  // (std::errc::resource_unavailable_try_again) where the read would park
   // (net::NetFd::read_if_ready; conn.cpp "Woken for nothing").
-  Result<std::size_t> read_more_if_ready();
+  Result<std::size_t> read_more(bool may_park = true);
   // Makes at least kMinRead bytes free after rend (compacting or growing
   // rbuf): only when no view into rbuf[rpos, rend) is live and !bg.active.
   void reserve_tail();
