@@ -119,12 +119,17 @@ G* gfree_get(P* p) {
 // committed beyond 64 KiB a stack is then its kHotStacks stacks, which the
 // next goroutines to start there run on.
 
+// A cached stack cools: probed once if a goroutine ran on it since.
+void cool_stack(Stack& s) {
+  if (s.used) StackPool::trim_deep(s);
+  s.used = false;
+}
+
 // Keeps P::nstack_cache <= P::stack_credits (stack.hpp "Stack credits").
 void trim_stack_cache(P* p) {
   while (p->nstack_cache > p->stack_credits) {
     Stack& s = p->stack_cache[--p->nstack_cache];
-    if (s.used) StackPool::trim_deep(s);  // a hot one ("Trimmed when they cool")
-    s.used = false;
+    cool_stack(s);  // maybe a hot one
     stack_pool().release(s);
   }
 }
@@ -282,11 +287,8 @@ void gfree_put(P* p, G* g) {
       // The stack that sinks below the hot ones now: probed once, unless it
       // came from the pool (or was probed before) and no goroutine ran on it
       // since.
-      if (p->nstack_cache > P::kHotStacks) {
-        Stack& cooled = p->stack_cache[p->nstack_cache - 1 - P::kHotStacks];
-        if (cooled.used) StackPool::trim_deep(cooled);
-        cooled.used = false;
-      }
+      if (p->nstack_cache > P::kHotStacks)
+        cool_stack(p->stack_cache[p->nstack_cache - 1 - P::kHotStacks]);
     } else {
       if (g->stack.pooled) StackPool::trim_deep(g->stack);
       g->stack.used = false;
