@@ -26,6 +26,10 @@ handshake. goro's own /metrics count (full/resumed/failed) over the measured
 run is recorded beside it. These tables quote requests/s and CPU per request
 as ratios to Go's, with the per-round goro/Go ratios.
 
+--servers may add goro-held, goro-hello with release_when_drained off (a
+connection keeps its goroutine through the first idle_release_after of its
+rest): the rows then show what the default costs or saves in the same run.
+
 Idle memory: a client opens N keep-alive connections, sends one request on
 each, reads the answer and holds them; the server's RSS (all its processes)
 4 s after the last one (at rest: goro has released their goroutines), less
@@ -64,6 +68,9 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SERVERS = ["goro", "go", "nginx", "floor"]
+# On request only (--servers): goro-hello with release_when_drained off, so
+# one run shows what the default's release at once costs or saves.
+EXTRA_SERVERS = ["goro-held"]
 SCENARIOS = {
     "plaintext": dict(path="/plaintext", conns=64),
     "pipelined16": dict(path="/plaintext", conns=64, pipeline=16),
@@ -179,10 +186,12 @@ class Server:
             raise ValueError(f"{kind} does not speak TLS")
         pin = ["taskset", "-c", str(core)]
         env = dict(os.environ)
-        if kind in ("goro", "goro-kept"):
+        if kind in ("goro", "goro-kept", "goro-held"):
             cmd = [bins["goro"], "--addr", "127.0.0.1:0", "--maxprocs", "1"]
             if kind == "goro-kept":  # idle memory only: connections keep their goroutines
                 cmd += ["--idle_release_after", "0"]
+            if kind == "goro-held":  # a connection keeps its goroutine for idle_release_after
+                cmd += ["--release_when_drained=false"]
             if max_conns:
                 cmd += ["--max_connections", str(max_conns)]
             if tls:
@@ -590,7 +599,7 @@ def write_results(res, args, out_base):
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         floor_cpu = res["median"][sc].get("floor", {}).get("cpu_us")
         nginx_rps = res["median"][sc].get("nginx", {}).get("rps")
-        for kind in SERVERS:
+        for kind in SERVERS + EXTRA_SERVERS:
             m = res["median"][sc].get(kind)
             if not m:
                 continue
@@ -643,11 +652,12 @@ def write_results(res, args, out_base):
         return
     scs = res["scenarios"]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
-    width = 0.2
-    for i, kind in enumerate(SERVERS):
+    kinds = [k for k in SERVERS + EXTRA_SERVERS if k in res["servers"]]
+    width = 0.8 / max(1, len(kinds))
+    for i, kind in enumerate(kinds):
         rps = [(res["median"][sc].get(kind) or {}).get("rps") or 0 for sc in scs]
         cpu = [(res["median"][sc].get(kind) or {}).get("cpu_us") or 0 for sc in scs]
-        xs = [j + (i - 1.5) * width for j in range(len(scs))]
+        xs = [j + (i - (len(kinds) - 1) / 2) * width for j in range(len(scs))]
         axes[0].bar(xs, [r / 1000 for r in rps], width, label=kind)
         axes[1].bar(xs, cpu, width, label=kind)
     for ax, title in ((axes[0], "thousand requests/s (higher is better)"),
@@ -670,7 +680,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
-    ap.add_argument("--servers", default=",".join(SERVERS))
+    ap.add_argument("--servers", default=",".join(SERVERS),
+                    help=f"of {', '.join(SERVERS + EXTRA_SERVERS)}; goro-held: goro-hello with "
+                         "release_when_drained off")
     ap.add_argument("--idle", default="5000,10000", help="idle connection counts ('' for none)")
     ap.add_argument("--idle-tls", default="2000,5000",
                     help="idle TLS connection counts, goro, Go and nginx ('' for none)")
@@ -687,6 +699,9 @@ def main():
                 wrk_tls=os.path.join(args.bin_dir, "wrk_tls.so"))
     servers = [s for s in args.servers.split(",") if s]
     scenarios = [s for s in args.scenarios.split(",") if s]
+    for kind in servers:
+        if kind not in SERVERS + EXTRA_SERVERS:
+            ap.error(f"unknown server {kind} (known: {', '.join(SERVERS + EXTRA_SERVERS)})")
     for sc in scenarios:
         if sc not in SCENARIOS:
             ap.error(f"unknown scenario {sc} (known: {', '.join(SCENARIOS)})")
