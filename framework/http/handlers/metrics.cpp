@@ -24,7 +24,6 @@ void HttpMetrics::record(int status, std::chrono::nanoseconds latency) {
   while (i < kLatencyBuckets.size() && secs > kLatencyBuckets[i])
     ++i;
   latency_buckets[i].fetch_add(1, std::memory_order_relaxed);
-  latency_count.fetch_add(1, std::memory_order_relaxed);
   latency_sum_ns.fetch_add(static_cast<std::uint64_t>(latency.count()), std::memory_order_relaxed);
 }
 

@@ -27,7 +27,6 @@ struct HttpMetrics {
   std::array<std::atomic<std::uint64_t>, 6> requests_by_class{};  // [1..5] = 1xx..5xx
   std::array<std::atomic<std::uint64_t>, kLatencyBuckets.size() + 1>
       latency_buckets{};  // +Inf last
-  std::atomic<std::uint64_t> latency_count{0};
   std::atomic<std::uint64_t> latency_sum_ns{0};
 
   void record(int status, std::chrono::nanoseconds latency);
