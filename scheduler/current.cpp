@@ -90,6 +90,15 @@ std::int64_t coarse_now() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+std::int64_t coarse_slack() noexcept {
+  static const std::int64_t slack = [] {
+    timespec res{};
+    clock_getres(CLOCK_MONOTONIC_COARSE, &res);
+    return 2 * (static_cast<std::int64_t>(res.tv_sec) * 1000000000 + res.tv_nsec);
+  }();
+  return slack;
+}
+
 std::int64_t nanotime() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -62,6 +62,10 @@ namespace {
 constexpr std::uint32_t kStridePrimes[] = {1031, 1033, 1039, 1049, 1051, 1061, 1063, 1069,
                                            1087, 1091, 1093, 1097, 1103, 1109, 1117, 1123};
 
+// A poll's timeout longer than this may be measured from the coarse clock
+// (poll_blocking): a tick or two late is under 1% of it.
+constexpr std::int64_t kCoarseDelay = 1'000'000'000;
+
 void become_spinning(M* m) {
   m->spinning = true;
   sched.nmspinning.fetch_add(1, std::memory_order_seq_cst);
@@ -208,12 +212,25 @@ void stopm(M* m) {
 // nullptr; on return m may or may not hold a P.
 G* poll_blocking(M* m, std::int64_t until, bool was_spinning) {
   Poller* poller = sched.poller;
-  std::int64_t now = nanotime();
   sched.poll_until.store(until == kNever ? 0 : until, std::memory_order_relaxed);
-  std::int64_t delay = until == kNever ? -1 : std::max<std::int64_t>(0, until - now);
+  // The clock (coarse_slack): a timeout of more than kCoarseDelay may run
+  // from the coarse clock, so it ends up to a tick late (Linux's own timer
+  // wheel is later than that for timers this far away); a timer the poll
+  // may have waited for, or any other that may be due after it, needs the
+  // precise one. A timer that was not in `until` (added during the poll to
+  // another P) and fell between the two clocks runs on the next pass of
+  // find_runnable, whose poll_until then holds it. The poll token's time
+  // (lastpoll) is for sysmon's 10 ms backstop, where a tick is nothing.
+  std::int64_t now = coarse_now();
+  std::int64_t delay = -1;
+  if (until != kNever) {
+    if (until - now <= kCoarseDelay) now = nanotime();
+    delay = std::max<std::int64_t>(0, until - now);
+  }
   GQueue q;
   poller->poll(delay, q);
-  now = nanotime();
+  now = coarse_now();
+  if (until <= now + coarse_slack()) now = nanotime();
   sched.poll_until.store(0, std::memory_order_relaxed);
   sched.lastpoll.store(now, std::memory_order_release);
   P* p;
@@ -336,9 +353,15 @@ G* find_runnable(M* m, bool* inherit) {
         continue;  // without a P: stopm
       }
     }
-    std::int64_t now = nanotime();
+    // The precise clock only for a timer that may be due (coarse_slack): a
+    // loaded server passes here about once a request, and its timers (the
+    // connections' deadlines) are seconds away.
     std::int64_t poll_until = kNever;
-    if (p->timers.next_when.load(std::memory_order_relaxed) <= now) poll_until = p->timers.run(now);
+    if (const std::int64_t next = p->timers.next_when.load(std::memory_order_relaxed);
+        next <= coarse_now() + coarse_slack()) {
+      const std::int64_t now = nanotime();
+      if (next <= now) poll_until = p->timers.run(now);
+    }
     if (p->schedtick.load(std::memory_order_relaxed) % 61 == 0) {
       if (G* g = global_get(p, 1)) return g;
     }

@@ -2,11 +2,14 @@
 // goroutines never run out of work.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
+#include "goro/detail/park.hpp"
 #include "goro/detail/timer.hpp"
 #include "goro/goro.hpp"
 
@@ -122,6 +125,27 @@ TEST(Runtime, TimerFiresOnBusyP) {
           goro::yield();
       },
       {.maxprocs = 1});
+}
+
+// find_runnable and poll_blocking read the precise clock only for a timer
+// within coarse_slack() of the coarse clock, and a rest's end is the coarse
+// clock plus that slack: both rest on the coarse clock never being more
+// than its slack behind (nor ahead). Checked here on this machine's kernel,
+// on a CPU that idles between readings (a tickless CPU lets the coarse
+// clock fall furthest behind) and on one that does not.
+TEST(Clock, CoarseIsNeverMoreThanItsSlackBehind) {
+  const std::int64_t slack = goro::detail::coarse_slack();
+  ASSERT_GT(slack, 0);
+  ASSERT_LE(slack, 100'000'000) << "a tick over 50 ms: the coarse clock is of no use";
+  std::int64_t worst = 0;
+  for (int i = 0; i < 400; ++i) {
+    if (i % 2 == 0) std::this_thread::sleep_for(std::chrono::microseconds(100 + 37 * (i % 50)));
+    const std::int64_t coarse = goro::detail::coarse_now();
+    const std::int64_t precise = goro::detail::nanotime();
+    ASSERT_LE(coarse, precise) << "the coarse clock ahead of the precise one";
+    worst = std::max(worst, precise - coarse);
+  }
+  EXPECT_LE(worst, slack) << "the coarse clock fell " << worst << " ns behind; slack " << slack;
 }
 
 }  // namespace

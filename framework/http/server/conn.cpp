@@ -275,12 +275,34 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
   if (new_rest && !x->e->transition_to_idle()) return false;
   if (x->s->draining.load()) return false;
   x->release_buffers();
-  // The precise clock: a coarse one (a tick behind) made a short release
-  // moment already past when armed (below).
-  const net::Clock::time_point now = net::Clock::now();
+  const bool may_release = x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0;
+  // Released when drained (ServerOptions::release_when_drained): the rest
+  // has just begun, the responses are out, and the last read drained the
+  // socket, so the next request's bytes will come with an edge the parked
+  // successor waits for (NetFd::go_when_readable). Only the rest's own
+  // deadline goes on the socket. A successor's rest (kIdle, not new) never
+  // releases at once: it was woken because something came.
+  const bool release_drained =
+      may_release && x->s->opts.release_when_drained && new_rest && drained_socket(*x) != nullptr;
+  // The clock: a release moment armed below needs the precise one (a
+  // coarse one, a tick behind, made a short moment already past when
+  // armed). The end of the rest alone does not: it is the coarse clock
+  // plus its slack, never early, at most two ticks late on an idle_timeout
+  // of seconds, for a third of the cost (nearly every keep-alive request
+  // under load releases).
+  const net::Clock::time_point now =
+      release_drained ? net::Clock::time_point(std::chrono::nanoseconds(
+                            goro::detail::coarse_now() + goro::detail::coarse_slack()))
+                      : net::Clock::now();
   if (new_rest) {
     x->e->idle_until = x->s->opts.idle_timeout.count() > 0 ? now + x->s->opts.idle_timeout
                                                            : net::Clock::time_point{};
+  }
+  if (release_drained) {
+    x->set_read_deadline(x->e->idle_until);
+    release_at = {};
+    release_now = true;
+    return true;
   }
   // The read deadline: the end of the rest, or sooner the moment to
   // release the goroutine. Under load a connection's next request comes
@@ -288,7 +310,6 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
   // operation: netpoll's lazy extension).
   net::Clock::time_point deadline = x->e->idle_until;
   release_at = {};
-  const bool may_release = x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0;
   if (may_release) {
     // Never a release moment that may already be past when armed: an
     // expired deadline fails the read before it looks at the socket, so a
@@ -302,17 +323,6 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
     const net::Clock::time_point r =
         now + std::max<std::chrono::nanoseconds>(x->s->opts.idle_release_after, kMinIdleRelease);
     if (deadline == net::Clock::time_point{} || r < deadline) deadline = release_at = r;
-  }
-  // Released when drained (ServerOptions::release_when_drained): the rest
-  // has just begun, the responses are out, and the last read drained the
-  // socket, so the next request's bytes will come with an edge the parked
-  // successor waits for (NetFd::go_when_readable). Only the rest's own
-  // deadline goes on the socket. A successor's rest (kIdle, not new) never
-  // releases at once: it was woken because something came.
-  if (may_release && x->s->opts.release_when_drained && new_rest && drained_socket(*x) != nullptr) {
-    x->set_read_deadline(x->e->idle_until);
-    release_now = true;
-    return true;
   }
   x->set_read_deadline(deadline);
   return rest_without_exchange(xp);

@@ -95,6 +95,13 @@ std::int64_t nanotime() noexcept;
 // ~24 here): timestamps that tolerate a tick.
 std::int64_t coarse_now() noexcept;
 
+// How far coarse_now() may be behind nanotime(): two of its ticks (its
+// resolution; one for the tick itself, one for a timekeeping update that
+// comes late). A deadline after coarse_now() + coarse_slack() has not
+// passed, so a caller that compares many deadlines with the clock reads
+// the precise one only when one of them is that close.
+std::int64_t coarse_slack() noexcept;
+
 // A cheap per-thread random number (wyrand), for select and stealing.
 std::uint32_t fastrand() noexcept;
 inline std::uint32_t fastrandn(std::uint32_t n) noexcept {
