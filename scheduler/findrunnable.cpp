@@ -134,7 +134,7 @@ G* steal_work(M* m, bool* ran_timers, std::int64_t* timer_when) {
     std::uint32_t inc = kStridePrimes[(r / n) % std::size(kStridePrimes)] % n;
     for (std::uint32_t i = 0; i < n; ++i, pos = (pos + inc) % n) {
       if (sched.stopping.load(std::memory_order_relaxed)) return nullptr;
-      P* victim = sched.allp[pos];
+      P* victim = sched.allp[static_cast<int>(pos)];  // pos < n <= AllP::kMax
       if (victim == self) continue;
       if (last) {
         std::int64_t due = victim->timers.next_when.load(std::memory_order_relaxed);
