@@ -221,6 +221,50 @@ void bind_stack(P* p, G* g) {
   g->ctx.sp = ctx_make(g->stack.hi(), &g_main);
 }
 
+// # Idle Ps' hot stacks
+// A P keeps its kHotStacks stacks as deep as their last goroutines left
+// them, for the next goroutines it runs; a P that goes idle runs none, and
+// the pool's scavenger never sees its cache, so a server idle after a burst
+// of deep handlers kept up to 4 x 448 KiB per P committed for good. sysmon's
+// scavenger (every 500 ms, from Ps it found idle on its previous pass too)
+// and free_os_memory() (from every idle P) take those a goroutine ran on
+// since their last probe out of the idle Ps' caches, under sched.lock: an
+// idle P has no owner, and taking one off the idle list takes that lock, so
+// the cache is the lock's for that moment (the owner's last writes came
+// before its pidleput_locked, and the next owner's reads come after its
+// pidleget_locked). The syscalls (a probe, a madvise) come after the lock:
+// the stacks then go to the pool. The P keeps its credits (the cache's
+// invariant only bounds the count from above) and refills from the pool.
+int trim_idle_hot_stacks(bool idle_since_last) {
+  std::vector<Stack> taken;  // allocates only when there is something to take
+  {
+    std::lock_guard<SchedMutex> lock(sched.lock);
+    for (P* p = sched.pidle; p != nullptr; p = p->link) {
+      const std::uint64_t mark = std::uint64_t{p->schedtick.load(std::memory_order_relaxed)} + 1;
+      const bool idle_before = p->idle_mark == mark;
+      p->idle_mark = mark;
+      if (idle_since_last && !idle_before) continue;
+      // Only the hot ones may be deep (P::stack_cache's invariant); the
+      // others keep their order.
+      const int top = p->nstack_cache;
+      int kept = std::max(0, top - P::kHotStacks);
+      for (int i = kept; i < top; ++i) {
+        if (p->stack_cache[i].used) {
+          taken.push_back(p->stack_cache[i]);
+        } else {
+          p->stack_cache[kept++] = p->stack_cache[i];
+        }
+      }
+      p->nstack_cache = kept;
+    }
+  }
+  for (Stack& s : taken) {
+    cool_stack(s);
+    stack_pool().release(s);
+  }
+  return static_cast<int>(taken.size());
+}
+
 void stack_cache_flush(P* p) {
   if (p->stack_credits > 0) stack_pool().return_credits(p->stack_credits);
   p->stack_credits = 0;

@@ -150,6 +150,11 @@ void gfree_put(P* p, G* g);
 void bind_stack(P* p, G* g);
 // p's cached stacks and unspent credits back to the pool (p retires).
 void stack_cache_flush(P* p);
+// Idle Ps' hot stacks that a goroutine ran on since their last probe, out of
+// their caches, probed and back to the pool (galloc.cpp "Idle Ps' hot
+// stacks"); `idle_since_last` only from Ps this call's previous pass also
+// found idle. Returns how many. Takes sched.lock: never under it.
+int trim_idle_hot_stacks(bool idle_since_last);
 StackPool& stack_pool();
 
 // proc.cpp

@@ -85,7 +85,10 @@ std::string_view to_string(MaxprocsSource s) {
 }
 
 void free_os_memory() {
-  if (!detail::sched.allp.empty()) detail::stack_pool().release_free();
+  if (!detail::sched.allp.empty()) {
+    detail::trim_idle_hot_stacks(false);
+    detail::stack_pool().release_free();
+  }
   ::malloc_trim(0);
 }
 

@@ -270,7 +270,8 @@ void loop() {
     }
     if (now - last_scavenge >= kScavengePeriod) {
       last_scavenge = now;
-      stack_pool().scavenge();  // free stacks unused for a period (stack.hpp)
+      stack_pool().scavenge();     // free stacks unused for a period (stack.hpp)
+      trim_idle_hot_stacks(true);  // and idle Ps' deep ones (galloc.cpp)
     }
 #if defined(__GLIBC__)
     if (now - last_heap_trim >= kHeapTrimPeriod) {
@@ -279,6 +280,9 @@ void loop() {
     }
 #endif
     if (trace_ms <= 0 && all_idle()) {
+      // Nothing runs: what goroutines left deep in the Ps' caches goes back
+      // before a sleep of up to a minute (galloc.cpp "Idle Ps' hot stacks").
+      trim_idle_hot_stacks(false);
       bool sleep = false;
       {
         std::lock_guard<SchedMutex> lock(sched.lock);

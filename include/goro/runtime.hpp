@@ -185,7 +185,8 @@ std::string_view to_string(MaxprocsSource s);
 // request costs a few atomic loads. All 0 when no runtime is running.
 // Gives memory the process no longer uses back to the kernel now, as Go's
 // debug.FreeOSMemory: the pages of every free goroutine stack (the stack
-// cache otherwise keeps up to 1,024 committed) and malloc's free heap
+// cache otherwise keeps up to 1,024 committed; an idle P's most recent
+// stacks go back to it first) and malloc's free heap
 // (malloc_trim). Costs a madvise per cached stack: call it under memory
 // pressure (middleware::memory_guard does, once a second while shedding),
 // not per request. Blocks its thread; from a goroutine, wrap it in
