@@ -229,8 +229,13 @@ G* poll_blocking(M* m, std::int64_t until, bool was_spinning) {
   }
   GQueue q;
   poller->poll(delay, q);
+  // A timer the precise clock found due (delay 0) runs below whatever the
+  // coarse clock says: were that clock ever further behind than its slack,
+  // find_runnable would skip the timer and this poll would not wait, a
+  // spin until the coarse clock caught up.
+  const bool due_before = delay == 0;
   now = coarse_now();
-  if (until <= now + coarse_slack()) now = nanotime();
+  if (due_before || until <= now + coarse_slack()) now = nanotime();
   sched.poll_until.store(0, std::memory_order_relaxed);
   sched.lastpoll.store(now, std::memory_order_release);
   P* p;

@@ -225,44 +225,59 @@ void bind_stack(P* p, G* g) {
 // A P keeps its kHotStacks stacks as deep as their last goroutines left
 // them, for the next goroutines it runs; a P that goes idle runs none, and
 // the pool's scavenger never sees its cache, so a server idle after a burst
-// of deep handlers kept up to 4 x 448 KiB per P committed for good. sysmon's
-// scavenger (every 500 ms, from Ps it found idle on its previous pass too)
-// and free_os_memory() (from every idle P) take those a goroutine ran on
-// since their last probe out of the idle Ps' caches, under sched.lock: an
-// idle P has no owner, and taking one off the idle list takes that lock, so
-// the cache is the lock's for that moment (the owner's last writes came
-// before its pidleput_locked, and the next owner's reads come after its
-// pidleget_locked). The syscalls (a probe, a madvise) come after the lock:
-// the stacks then go to the pool. The P keeps its credits (the cache's
-// invariant only bounds the count from above) and refills from the pool.
-int trim_idle_hot_stacks(bool idle_since_last) {
-  std::vector<Stack> taken;  // allocates only when there is something to take
+// of deep handlers kept up to 4 x 448 KiB per P committed for good. sysmon
+// (from Ps idle for a second: kIdleStackAge in sysmon.cpp) and
+// free_os_memory() (from every idle P) take those a goroutine ran on since
+// their last probe out of the idle Ps' caches, under sched.lock: an idle P
+// has no owner, and taking one off the idle list takes that lock, so the
+// cache is the lock's for that moment (the owner's last writes came before
+// its pidleput_locked, the next owner's reads come after its
+// pidleget_locked). They are in the pool's in_transit_ count before the
+// lock goes (the P keeps the credits they backed, and a credit holder that
+// finds the pool short waits for them); the syscalls (a probe, a madvise)
+// come after it, then the pool takes them. Nothing is allocated under the
+// lock: a bad_alloc there would leave a cache half compacted.
+IdleStackTrim trim_idle_hot_stacks(std::int64_t min_idle) {
+  IdleStackTrim r;
+  std::vector<Stack> taken;
+  try {
+    taken.reserve(static_cast<std::size_t>(sched.allp.size()) * P::kHotStacks);
+  } catch (const std::bad_alloc&) {
+    return r;  // memory is short: the next call tries again
+  }
+  const std::int64_t now = coarse_now();
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
     for (P* p = sched.pidle; p != nullptr; p = p->link) {
       const std::uint64_t mark = std::uint64_t{p->schedtick.load(std::memory_order_relaxed)} + 1;
-      const bool idle_before = p->idle_mark == mark;
-      p->idle_mark = mark;
-      if (idle_since_last && !idle_before) continue;
+      if (p->idle_mark != mark) {
+        p->idle_mark = mark;
+        p->idle_since = now;
+      }
       // Only the hot ones may be deep (P::stack_cache's invariant); the
-      // others keep their order.
+      // others keep their order, and so do any the reserve has no room for
+      // (a P added meanwhile): the next call takes them.
       const int top = p->nstack_cache;
       int kept = std::max(0, top - P::kHotStacks);
+      const bool old_enough = now - p->idle_since >= min_idle;
       for (int i = kept; i < top; ++i) {
-        if (p->stack_cache[i].used) {
-          taken.push_back(p->stack_cache[i]);
+        Stack& s = p->stack_cache[i];
+        if (s.used && !old_enough) r.pending = true;
+        if (s.used && old_enough && taken.size() < taken.capacity()) {
+          taken.push_back(s);
         } else {
-          p->stack_cache[kept++] = p->stack_cache[i];
+          p->stack_cache[kept++] = s;
         }
       }
       p->nstack_cache = kept;
     }
+    if (!taken.empty()) stack_pool().begin_transit(taken.size());
   }
-  for (Stack& s : taken) {
+  for (Stack& s : taken)
     cool_stack(s);
-    stack_pool().release(s);
-  }
-  return static_cast<int>(taken.size());
+  if (!taken.empty()) stack_pool().end_transit(taken);
+  r.taken = static_cast<int>(taken.size());
+  return r;
 }
 
 void stack_cache_flush(P* p) {

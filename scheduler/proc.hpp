@@ -152,9 +152,14 @@ void bind_stack(P* p, G* g);
 void stack_cache_flush(P* p);
 // Idle Ps' hot stacks that a goroutine ran on since their last probe, out of
 // their caches, probed and back to the pool (galloc.cpp "Idle Ps' hot
-// stacks"); `idle_since_last` only from Ps this call's previous pass also
-// found idle. Returns how many. Takes sched.lock: never under it.
-int trim_idle_hot_stacks(bool idle_since_last);
+// stacks"), from Ps idle for at least `min_idle` ns (as far as the calls
+// saw: a P counts as idle since the first call that found it idle at its
+// current schedtick). Takes sched.lock: never under it.
+struct IdleStackTrim {
+  int taken = 0;         // stacks given back
+  bool pending = false;  // an idle P with such stacks, not idle for long enough yet
+};
+IdleStackTrim trim_idle_hot_stacks(std::int64_t min_idle);
 StackPool& stack_pool();
 
 // proc.cpp

@@ -174,8 +174,10 @@ struct P {
   // The owner M's thread id (0 when none), for the preemption signal.
   std::atomic<int> owner_tid{0};
   // trim_idle_hot_stacks (galloc.cpp "Idle Ps' hot stacks"): schedtick + 1
-  // when it last found this P idle, 0 before. Under sched.lock.
+  // when it last found this P idle (0 before), and since when (coarse_now)
+  // it has found it idle at that tick. Under sched.lock.
   std::uint64_t idle_mark = 0;
+  std::int64_t idle_since = 0;
   // sysmon's private bookkeeping (sysmon thread only).
   std::uint32_t sysmon_tick = 0;
   std::int64_t sysmon_when = 0;

@@ -251,6 +251,18 @@ void StackPool::release(const Stack& s) {
   release_locked(s);
 }
 
+void StackPool::begin_transit(std::size_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  in_transit_ += n;
+}
+
+void StackPool::end_transit(const std::vector<Stack>& stacks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Stack& s : stacks)
+    release_locked(s);
+  in_transit_ -= stacks.size();
+}
+
 void StackPool::release_batch(const Stack* s, int n) {
   std::lock_guard<std::mutex> lock(mu_);
   for (int i = 0; i < n; ++i)

@@ -131,6 +131,13 @@ class StackPool {
   bool grant_credits(std::int64_t n);
   void return_credits(std::int64_t n);
   void release(const Stack& s);
+  // Stacks a caller took out of a P's cache to probe without any lock
+  // (trim_idle_hot_stacks): counted in in_transit_ from begin_transit(n),
+  // called before the P can be owned again, to end_transit, which releases
+  // them; so a credit holder that finds the pool short meanwhile waits for
+  // them rather than map an arena no credit accounts for.
+  void begin_transit(std::size_t n);
+  void end_transit(const std::vector<Stack>& stacks);
   std::size_t default_size() const { return default_size_; }
   StackPoolStats stats();
 
@@ -181,9 +188,9 @@ class StackPool {
   // in_transit_) DONTNEEDed without the lock, then into cold_ under it.
   void retire_to_cold(const std::vector<Stack>& idle);
   // Stacks between warm_ and cold_ while scavenge() or release_free()
-  // madvises them without the lock (each adds its count, then takes it
-  // back); allocate waits for them rather than map an arena the credits do
-  // not account for.
+  // madvises them without the lock, or between a P's cache and the pool
+  // (begin_transit): each adds its count, then takes it back; allocate
+  // waits for them rather than map an arena the credits do not account for.
   std::size_t in_transit_ = 0;
   bool guard_install_works_ = true;
   std::int64_t mprotect_budget_ = 0;

@@ -86,7 +86,7 @@ std::string_view to_string(MaxprocsSource s) {
 
 void free_os_memory() {
   if (!detail::sched.allp.empty()) {
-    detail::trim_idle_hot_stacks(false);
+    detail::trim_idle_hot_stacks(0);
     detail::stack_pool().release_free();
   }
   ::malloc_trim(0);

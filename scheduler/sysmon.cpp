@@ -50,6 +50,10 @@ constexpr std::int64_t kDeepSleepMax = 60'000'000'000;
 constexpr std::int64_t kMaxprocsCheck = 1'000'000'000;
 // Free goroutine stacks unused this long are returned to the kernel.
 constexpr std::int64_t kScavengePeriod = 500'000'000;
+// An idle P's hot stacks go back once it has been idle this long (galloc.cpp
+// "Idle Ps' hot stacks"): a bursty server's Ps idle between bursts, and
+// their next goroutines should find the pages their last ones committed.
+constexpr std::int64_t kIdleStackAge = 1'000'000'000;
 // How often free heap pages go back to the kernel (malloc_trim). glibc gives
 // each thread an arena and returns a free page in the middle of one only when
 // asked: goroutines allocate on whichever M runs them, so a server whose
@@ -270,8 +274,8 @@ void loop() {
     }
     if (now - last_scavenge >= kScavengePeriod) {
       last_scavenge = now;
-      stack_pool().scavenge();     // free stacks unused for a period (stack.hpp)
-      trim_idle_hot_stacks(true);  // and idle Ps' deep ones (galloc.cpp)
+      stack_pool().scavenge();              // free stacks unused for a period (stack.hpp)
+      trim_idle_hot_stacks(kIdleStackAge);  // and idle Ps' deep ones (galloc.cpp)
     }
 #if defined(__GLIBC__)
     if (now - last_heap_trim >= kHeapTrimPeriod) {
@@ -280,9 +284,10 @@ void loop() {
     }
 #endif
     if (trace_ms <= 0 && all_idle()) {
-      // Nothing runs: what goroutines left deep in the Ps' caches goes back
-      // before a sleep of up to a minute (galloc.cpp "Idle Ps' hot stacks").
-      trim_idle_hot_stacks(false);
+      // Nothing runs: what goroutines left deep in the caches of Ps idle
+      // for kIdleStackAge goes back; the sleep ends in time for the others
+      // (it may otherwise last a minute).
+      const IdleStackTrim stacks = trim_idle_hot_stacks(kIdleStackAge);
       bool sleep = false;
       {
         std::lock_guard<SchedMutex> lock(sched.lock);
@@ -293,7 +298,8 @@ void loop() {
       }
       if (sleep) {
         const bool follow_limit = !sched.maxprocs_explicit.load(std::memory_order_relaxed);
-        g_note.sleep(follow_limit ? kMaxprocsCheck : kDeepSleepMax);
+        const std::int64_t longest = follow_limit ? kMaxprocsCheck : kDeepSleepMax;
+        g_note.sleep(stacks.pending ? std::min(longest, kScavengePeriod) : longest);
         g_deep_sleep.store(false, std::memory_order_relaxed);
         if (!g_stop.load(std::memory_order_acquire)) quit_if_asked();
         // As Go: only a goroutine entering a blocking call needs sysmon at
