@@ -199,6 +199,28 @@ TEST(Stacks, DeepStacksAreTrimmedOnceTheyCool) {
   EXPECT_LT(rss_after - rss_before, grown / 2) << "deep stacks were cached fully committed";
 }
 
+// From a goroutine: N goroutines each dirty 256 KiB of their stack, all
+// alive at once (so on N stacks), record their deepest dirtied byte in
+// `low`, and exit; returns once they all have.
+template <std::size_t N>
+void run_deep_goroutines(std::array<char*, N>& low) {
+  goro::test::Gate gate;
+  for (std::size_t i = 0; i < N; ++i) {
+    goro::go([&, i] {
+      volatile char deep[256 * 1024];
+      for (std::size_t k = 0; k < sizeof deep; k += 512)
+        deep[k] = 1;
+      low[i] = const_cast<char*>(&deep[0]);
+      gate.wait();
+    });
+  }
+  while (gate.parked() < N)
+    goro::yield();
+  gate.release_all();
+  while (goro::num_goroutines() > 1)
+    goro::yield();
+}
+
 // Stacks are probed when they cool (scheduler/galloc.cpp "Trimmed when
 // they cool"), not at every exit: of the stacks a P's cache holds, only the
 // P::kHotStacks most recently freed may keep their deep pages. Twelve
@@ -215,21 +237,7 @@ TEST(Stacks, OnlyTheHotStacksOfACacheStayDeep) {
   int resident = -1;
   goro::run(
       [&] {
-        goro::test::Gate gate;
-        for (int i = 0; i < kN; ++i) {
-          goro::go([&, i] {
-            volatile char deep[256 * 1024];
-            for (std::size_t k = 0; k < sizeof deep; k += 512)
-              deep[k] = 1;
-            low[static_cast<std::size_t>(i)] = const_cast<char*>(&deep[0]);
-            gate.wait();
-          });
-        }
-        while (gate.parked() < kN)
-          goro::yield();
-        gate.release_all();
-        while (goro::num_goroutines() > 1)
-          goro::yield();
+        run_deep_goroutines(low);
         const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
         resident = 0;
         for (char* p : low) {
@@ -246,6 +254,21 @@ TEST(Stacks, OnlyTheHotStacksOfACacheStayDeep) {
   EXPECT_GE(resident, 1);
 }
 
+// How many of the pages holding `bytes` (each goroutine's deepest dirtied
+// byte) are resident (mincore); -1 when mincore fails.
+template <std::size_t N>
+int resident_pages(const std::array<char*, N>& bytes) {
+  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  int n = 0;
+  for (char* p : bytes) {
+    unsigned char v = 0;
+    char* at = p - (reinterpret_cast<std::uintptr_t>(p) & (page - 1));
+    if (mincore(at, page, &v) != 0) return -1;
+    n += v & 1;
+  }
+  return n;
+}
+
 // An idle P's hot stacks (galloc.cpp "Idle Ps' hot stacks"): four
 // goroutines on one P each dirty 256 KiB and exit, which leaves their stacks
 // hot and deep in the P's cache (the case above). The main goroutine then
@@ -260,36 +283,12 @@ TEST(Stacks, AnIdlePsHotStacksAreTrimmedByTheScavenger) {
 #endif
   constexpr int kN = goro::detail::P::kHotStacks;
   std::array<char*, kN> low{};
-  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto resident = [&] {
-    int n = 0;
-    for (char* p : low) {
-      unsigned char v = 0;
-      char* at = p - (reinterpret_cast<std::uintptr_t>(p) & (page - 1));
-      if (mincore(at, page, &v) != 0) return -1;
-      n += v & 1;
-    }
-    return n;
-  };
+  auto resident = [&] { return resident_pages(low); };
   int before = -1;
   int after = -1;
   goro::run(
       [&] {
-        goro::test::Gate gate;
-        for (int i = 0; i < kN; ++i) {
-          goro::go([&, i] {
-            volatile char deep[256 * 1024];
-            for (std::size_t k = 0; k < sizeof deep; k += 512)
-              deep[k] = 1;
-            low[static_cast<std::size_t>(i)] = const_cast<char*>(&deep[0]);
-            gate.wait();
-          });
-        }
-        while (gate.parked() < kN)
-          goro::yield();
-        gate.release_all();
-        while (goro::num_goroutines() > 1)
-          goro::yield();
+        run_deep_goroutines(low);
         before = resident();
         goro::blocking([&] {
           const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -323,17 +322,7 @@ TEST(Stacks, ABusyProcessStillTrimsItsIdlePsHotStacks) {
   constexpr int kN = 2 * kHot;
   std::array<char*, kN> low{};
   std::array<pid_t, kN> tid{};
-  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto resident = [&] {
-    int n = 0;
-    for (char* p : low) {
-      unsigned char v = 0;
-      char* at = p - (reinterpret_cast<std::uintptr_t>(p) & (page - 1));
-      if (mincore(at, page, &v) != 0) return -1;
-      n += v & 1;
-    }
-    return n;
-  };
+  auto resident = [&] { return resident_pages(low); };
   int before = -1;
   int after = -1;
   int on_busy = 0;
