@@ -239,6 +239,17 @@ def percentile(vals, p):
     return ordered[int(p * (len(ordered) - 1))]
 
 
+def fitted_rise(pts):
+    """The least-squares line through (t, v) points: its rise from the first
+    point's t to the last's."""
+    n = len(pts)
+    mt = sum(t for t, _ in pts) / n
+    mv = sum(v for _, v in pts) / n
+    var = sum((t - mt) ** 2 for t, _ in pts)
+    slope = sum((t - mt) * (v - mv) for t, v in pts) / var if var else 0.0
+    return slope * (pts[-1][0] - pts[0][0])
+
+
 def trend(samples, key, warmup, slack, level=statistics.median):
     """(first-third level, last-third level, least-squares rise over the run,
     rising?) after the warm-up. Rising: either the last third's level or the
@@ -251,12 +262,7 @@ def trend(samples, key, warmup, slack, level=statistics.median):
     vals = [v for _, v in pts]
     third = len(vals) // 3
     first, last = level(vals[:third]), level(vals[-third:])
-    n = len(pts)
-    mt = sum(t for t, _ in pts) / n
-    mv = sum(vals) / n
-    var = sum((t - mt) ** 2 for t, _ in pts)
-    slope = sum((t - mt) * (v - mv) for t, v in pts) / var if var else 0.0
-    rise = slope * (pts[-1][0] - pts[0][0])
+    rise = fitted_rise(pts)
     allowed = slack(first)
     return first, last, rise, (last > first + allowed) or (rise > allowed)
 
@@ -288,12 +294,7 @@ def wave_trend(samples, key, warmup, floor_slack, peak_slack, window=120, step=3
     while t + window <= pts[-1][0] + 1:
         envelope.append((t, min(v for u, v in pts if t <= u < t + window)))
         t += step
-    n = len(envelope)
-    mt = sum(u for u, _ in envelope) / n
-    mv = sum(v for _, v in envelope) / n
-    var = sum((u - mt) ** 2 for u, _ in envelope)
-    slope = sum((u - mt) * (v - mv) for u, v in envelope) / var if var else 0.0
-    rise = slope * (envelope[-1][0] - envelope[0][0])
+    rise = fitted_rise(envelope)
     rising = (last > first + floor_slack(first) or rise > floor_slack(first) or
               (peak_slack is not None and last_peak > first_peak + peak_slack(first_peak)))
     return first, last, rise, first_peak, last_peak, rising
@@ -345,14 +346,19 @@ def trend_table(trends):
     return "\n".join(lines) + "\n"
 
 
-def reanalyze(path, warmup):
-    """The verdicts of a committed run's CSV, under the current rules."""
+def load_csv(path):
+    """A run's samples from the CSV it wrote."""
     samples = []
     with open(path) as f:
         keys = f.readline().strip().split(",")
         for line in f:
             samples.append(dict(zip(keys, (float(x) for x in line.strip().split(",")))))
-    trends, failures = judge(samples, warmup)
+    return samples
+
+
+def reanalyze(path, warmup):
+    """The verdicts of a committed run's CSV, under the current rules."""
+    trends, failures = judge(load_csv(path), warmup)
     print(f"{path}: {'PASS' if not failures else 'FAIL: ' + '; '.join(failures)}")
     print(trend_table(trends))
     return 0 if not failures else 1

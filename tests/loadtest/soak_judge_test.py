@@ -31,15 +31,6 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def load_csv(path):
-    samples = []
-    with open(path) as f:
-        keys = f.readline().strip().split(",")
-        for line in f:
-            samples.append(dict(zip(keys, (float(x) for x in line.strip().split(",")))))
-    return samples
-
-
 def synthetic(phase, seconds=600, floor_leak=0.0, peak_leak=0.0, fd_leak=0, seed=1):
     """A run shaped like the soak's: 30 s high, 30 s low, with jitter."""
     rnd = random.Random(seed)
@@ -71,7 +62,7 @@ committed = {
     "soak-2026-11-26.csv": set(),
 }
 for name, want in committed.items():
-    got = failed_keys(load_csv(os.path.join(results, name)))
+    got = failed_keys(soak.load_csv(os.path.join(results, name)))
     check(got == want, f"{name}: failed on {sorted(got)}, expected {sorted(want)}")
 
 for phase in range(0, 60, 3):
