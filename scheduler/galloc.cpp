@@ -235,16 +235,14 @@ void bind_stack(P* p, G* g) {
 // pidleget_locked). They are in the pool's in_transit_ count before the
 // lock goes (the P keeps the credits they backed, and a credit holder that
 // finds the pool short waits for them); the syscalls (a probe, a madvise)
-// come after it, then the pool takes them. Nothing is allocated under the
-// lock: a bad_alloc there would leave a cache half compacted.
+// come after it, then the pool takes them. A call takes at most kBatch
+// (16 Ps' worth, on its own stack: sysmon calls it on most idle passes, and
+// nothing may be allocated under the lock); what is left is pending.
 IdleStackTrim trim_idle_hot_stacks(std::int64_t min_idle) {
+  constexpr int kBatch = 16 * P::kHotStacks;
   IdleStackTrim r;
-  std::vector<Stack> taken;
-  try {
-    taken.reserve(static_cast<std::size_t>(sched.allp.size()) * P::kHotStacks);
-  } catch (const std::bad_alloc&) {
-    return r;  // memory is short: the next call tries again
-  }
+  Stack taken[kBatch];
+  int n = 0;
   const std::int64_t now = coarse_now();
   {
     std::lock_guard<SchedMutex> lock(sched.lock);
@@ -255,28 +253,27 @@ IdleStackTrim trim_idle_hot_stacks(std::int64_t min_idle) {
         p->idle_since = now;
       }
       // Only the hot ones may be deep (P::stack_cache's invariant); the
-      // others keep their order, and so do any the reserve has no room for
-      // (a P added meanwhile): the next call takes them.
+      // others keep their order, and so do those over the batch.
       const int top = p->nstack_cache;
       int kept = std::max(0, top - P::kHotStacks);
       const bool old_enough = now - p->idle_since >= min_idle;
       for (int i = kept; i < top; ++i) {
         Stack& s = p->stack_cache[i];
-        if (s.used && !old_enough) r.pending = true;
-        if (s.used && old_enough && taken.size() < taken.capacity()) {
-          taken.push_back(s);
+        if (s.used && old_enough && n < kBatch) {
+          taken[n++] = s;
         } else {
+          r.pending = r.pending || s.used;
           p->stack_cache[kept++] = s;
         }
       }
       p->nstack_cache = kept;
     }
-    if (!taken.empty()) stack_pool().begin_transit(taken.size());
+    if (n > 0) stack_pool().begin_transit(static_cast<std::size_t>(n));
   }
-  for (Stack& s : taken)
-    cool_stack(s);
-  if (!taken.empty()) stack_pool().end_transit(taken);
-  r.taken = static_cast<int>(taken.size());
+  for (int i = 0; i < n; ++i)
+    cool_stack(taken[i]);
+  if (n > 0) stack_pool().end_transit(taken, n);
+  r.taken = n;
   return r;
 }
 

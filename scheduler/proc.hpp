@@ -157,7 +157,7 @@ void stack_cache_flush(P* p);
 // current schedtick). Takes sched.lock: never under it.
 struct IdleStackTrim {
   int taken = 0;         // stacks given back
-  bool pending = false;  // an idle P with such stacks, not idle for long enough yet
+  bool pending = false;  // such stacks left (not idle for long enough, or over a batch)
 };
 IdleStackTrim trim_idle_hot_stacks(std::int64_t min_idle);
 StackPool& stack_pool();

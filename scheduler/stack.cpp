@@ -256,11 +256,11 @@ void StackPool::begin_transit(std::size_t n) {
   in_transit_ += n;
 }
 
-void StackPool::end_transit(const std::vector<Stack>& stacks) {
+void StackPool::end_transit(const Stack* stacks, int n) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const Stack& s : stacks)
-    release_locked(s);
-  in_transit_ -= stacks.size();
+  for (int i = 0; i < n; ++i)
+    release_locked(stacks[i]);
+  in_transit_ -= static_cast<std::size_t>(n);
 }
 
 void StackPool::release_batch(const Stack* s, int n) {

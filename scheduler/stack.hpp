@@ -137,7 +137,7 @@ class StackPool {
   // them; so a credit holder that finds the pool short meanwhile waits for
   // them rather than map an arena no credit accounts for.
   void begin_transit(std::size_t n);
-  void end_transit(const std::vector<Stack>& stacks);
+  void end_transit(const Stack* stacks, int n);
   std::size_t default_size() const { return default_size_; }
   StackPoolStats stats();
 
