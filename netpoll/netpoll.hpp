@@ -67,6 +67,14 @@ bool poll_hangup_seen(PollDesc* pd);
 // errc::timeout. Ignored after poll_evict.
 void poll_set_deadline(PollDesc* pd, std::int64_t when, PollMode mode);
 
+// True when poll_set_deadline(pd, when, mode) would change nothing: one
+// direction's deadline is `when` already, its timer armed at or before it
+// ("Setting a deadline again"). Takes no lock and writes nothing, so a
+// caller may ask without holding the descriptor open: descriptors are never
+// freed ("The cache"), and a reused one only makes the answer stale, as a
+// close right after it would.
+bool poll_deadline_unchanged(PollDesc* pd, std::int64_t when, PollMode mode);
+
 // The backend interface netpoll/ implements per OS (Go's netpoll_epoll.go):
 // the scheduler-facing Poller plus fd registration.
 class NetPoller : public Poller {

@@ -60,6 +60,17 @@
 // entry for Go's SetDeadline, but costs a third code path; two timers are
 // cheap with eager deletion.
 //
+// ## Setting a deadline again
+// The HTTP server puts a connection's idle and write deadlines on a grid
+// (framework/http/server/conn.cpp "Deadlines on a grid"), so a keep-alive
+// connection's next request often sets the very deadline it has. That is a
+// no-op the caller can see without a reference on the descriptor, a CAS or a
+// lock (poll_deadline_unchanged): rfire is read first and again last, as by
+// the extension, so rd was `when` at an instant its timer was armed at or
+// before it, which is the state setting `when` leaves. A timer that fired
+// or was reset in between clears rfire first (a callback or the slow path),
+// and the second read sends the caller to poll_set_deadline.
+//
 // ## The cache (Go's pollCache)
 // Descriptors come from blocks of kBlockDescs and return to a free list; they
 // are never freed, so an event or timer holding a stale pointer always reads
@@ -437,6 +448,14 @@ bool extend_deadline(PollDesc* pd, std::int64_t when, PollMode mode) {
 }
 
 }  // namespace
+
+bool poll_deadline_unchanged(PollDesc* pd, std::int64_t when, PollMode mode) {
+  if (when <= 0 || (mode != PollMode::kRead && mode != PollMode::kWrite)) return false;
+  std::atomic<std::int64_t>& fire = fire_of(pd, mode);
+  const std::int64_t f = fire.load();
+  if (f == 0 || when < f) return false;
+  return deadline_of(pd, mode).load() == when && fire.load() == f;
+}
 
 void poll_set_deadline(PollDesc* pd, std::int64_t when, PollMode mode) {
   if (extend_deadline(pd, when, mode)) return;

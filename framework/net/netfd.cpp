@@ -25,8 +25,12 @@ namespace {
 // glibc's read/send wrappers: those are pthread cancellation points and
 // bracket every call with enable/disable of asynchronous cancellation
 // (~1.3% of an echo server's CPU in perf). goro never cancels threads.
+// Reads are recvfrom(2), not read(2): every NetFd is a socket (listener.cpp,
+// dial.cpp), and the socket call skips the VFS layer read(2) goes through
+// (vfs_read, sock_read_iter), as the writes skip it with sendto(2). nginx
+// reads with recv(2) too.
 ssize_t sys_read(int fd, void* buf, std::size_t n) {
-  return ::syscall(SYS_read, fd, buf, n);
+  return ::syscall(SYS_recvfrom, fd, buf, n, 0, nullptr, nullptr);
 }
 ssize_t sys_send(int fd, const void* buf, std::size_t n) {
   return ::syscall(SYS_sendto, fd, buf, n, MSG_NOSIGNAL, nullptr, 0);
@@ -334,6 +338,13 @@ bool NetFd::hangup_seen() {
 }
 
 Result<void> NetFd::set_deadline(std::int64_t when, int mode) {
+  // The deadline it has already (a keep-alive connection's next request on
+  // the HTTP server's grid): nothing to do, so no reference either
+  // (netpoll's "Setting a deadline again"). After close() the slow path
+  // reports errc::closed as before.
+  if ((state_.load(std::memory_order_relaxed) & kClosed) == 0 &&
+      detail::poll_deadline_unchanged(pd_, when, static_cast<PollMode>(mode)))
+    return {};
   Ref ref(this);
   if (!ref.ok()) return errc::closed;
   detail::poll_set_deadline(pd_, when, static_cast<PollMode>(mode));

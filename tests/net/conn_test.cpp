@@ -369,6 +369,58 @@ TEST(NetDeadline, ExtendedThenShortenedAndPassedWhileNobodyWaits) {
   });
 }
 
+// A deadline set to the value it has is a no-op that takes no reference on
+// the socket (netpoll/poll_desc.cpp "Setting a deadline again"; the HTTP
+// server's keep-alive requests do it all the time). It must still fire at
+// that value, whether the timer is armed for it or for an earlier value it
+// was extended from; set again once expired, it fails the next read at
+// once; and on a closed connection it still reports the close.
+TEST(NetDeadline, TheSameDeadlineSetAgainKeepsItsTime) {
+  with_silent_peer([](Conn& c, Conn&) {
+    char buf[8];
+    auto t0 = std::chrono::steady_clock::now();
+    const auto at = t0 + 80ms;
+    ASSERT_TRUE(c.set_read_deadline(at));
+    ASSERT_TRUE(c.set_read_deadline(at));
+    goro::Chan<int> done(1);
+    goro::go([&c, at, done] {  // again and again while the reader is parked
+      for (int i = 0; i < 5; ++i) {
+        goro::sleep_for(10ms);
+        (void)c.set_read_deadline(at);
+      }
+      done.send(0);
+    });
+    auto n = c.read(std::span<char>(buf));
+    double ms = ms_since(t0);
+    (void)done.recv();
+    EXPECT_EQ(n.error(), goro::errc::timeout);
+    EXPECT_GE(ms, 80.0);
+    EXPECT_LE(ms, 5000.0);
+    // Expired, then set to the same (past) time again: fails at once.
+    ASSERT_TRUE(c.set_read_deadline(at));
+    t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::timeout);
+    EXPECT_LE(ms_since(t0), 2000.0);
+    // Extended lazily (the timer stays armed for 30 ms), then the extended
+    // value again: the read lasts until that value, not the timer's.
+    ASSERT_TRUE(c.set_read_deadline(goro::net::Clock::time_point{}));
+    t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(c.set_read_deadline(t0 + 30ms));
+    ASSERT_TRUE(c.set_read_deadline(t0 + 150ms));
+    ASSERT_TRUE(c.set_read_deadline(t0 + 150ms));
+    n = c.read(std::span<char>(buf));
+    ms = ms_since(t0);
+    EXPECT_EQ(n.error(), goro::errc::timeout);
+    EXPECT_GE(ms, 150.0);
+    EXPECT_LE(ms, 5000.0);
+    // Closed: the same value reports the close.
+    const auto later = std::chrono::steady_clock::now() + 10s;
+    ASSERT_TRUE(c.set_read_deadline(later));
+    ASSERT_TRUE(c.close());
+    EXPECT_EQ(c.set_read_deadline(later).error(), goro::errc::closed);
+  });
+}
+
 TEST(NetDeadline, PastDeadlineFailsImmediatelyEvenWithDataReady) {
   with_silent_peer([](Conn& c, Conn& s) {
     ASSERT_TRUE(s.write("data"));
