@@ -19,6 +19,10 @@
 // head in one call: its verdict then never depends on how TCP split the bytes,
 // and field views point into memory the parser owns.
 //
+// A head the request parser's fast path takes never reaches the scanner: its
+// byte classes hold no CR or LF and its lines start with a token byte, so
+// it checks these rules as it goes (parser.cpp "The head fast path").
+//
 // # Rejected alternative
 // Feeding llhttp straight from the socket buffer and checking line endings in
 // the header callbacks: the callbacks never see the CR/LF bytes, and a span can
@@ -61,6 +65,7 @@ class SectionScanner {
 
  private:
   std::size_t whole_head(std::string_view input, std::size_t& request_line) const noexcept;
+  bool took_whole_head(std::string_view input, std::string& section, Step& step);
   std::size_t skip_line(std::string_view input, std::size_t i, std::size_t budget) noexcept;
   bool leading(char c) noexcept;
   enum class State : std::uint8_t {
