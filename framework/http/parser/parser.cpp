@@ -18,14 +18,16 @@
 // pause and resume, was a twentieth of a pipelined request's instructions).
 //
 // # Sections
-// Head and trailer bytes go through SectionScanner into State::section (the
-// head) or State::trailer_section and are handed to llhttp whole (see
-// section_scanner.hpp for why). A head the fast path takes or refuses
-// (below) skips the scanner: the fast path copies it to `section` itself.
-// The head's views point into `section`, so the trailers have a buffer of
-// their own: the head stays readable until the next message begins, after
-// its body and trailers too. Body bytes go to llhttp straight from the
-// caller's buffer, and body pieces are views of it.
+// Head and trailer bytes go through SectionScanner into State::section()
+// (the head) or State::trailer_section() and are handed to llhttp whole
+// (see section_scanner.hpp for why). A head the fast path takes or refuses
+// (below) skips the scanner: the fast path copies it to section() itself.
+// The sections are the arenas of the head's and the trailers' HeaderList,
+// whose fields are recorded where they lie in them (add_in_place), not
+// copied again. The head's views point into section(), so the trailers
+// have a buffer of their own: the head stays readable until the next
+// message begins, after its body and trailers too. Body bytes go to llhttp
+// straight from the caller's buffer, and body pieces are views of it.
 //
 // # The head fast path
 // llhttp walks a head a byte at a time through its state machine and calls
@@ -56,7 +58,7 @@
 //
 // It runs where the head lies: on the caller's input when a head starts it
 // (the usual case: a client's head arrives whole), and copies only the
-// head it took or refused to `section`, moving the head's few views there.
+// head it took or refused to section(), moving the head's views there.
 // When the input ends before the head does, or a rule refuses a line
 // before the rest was seen (the scanner's verdict on a later line comes
 // first), it leaves the head to the scanner and runs again on the section
@@ -267,8 +269,6 @@ struct RequestParser::State {
 
   // Clears the previous message, keeping every buffer's capacity.
   void begin_message() {
-    section.clear();
-    trailer_section.clear();
     static_cast<RequestHeadFacts&>(head) = RequestHeadFacts{};
     head.headers.clear();
     trailers.clear();
@@ -287,7 +287,7 @@ struct RequestParser::State {
   // The head section is complete: judge its request line before llhttp runs.
   std::optional<ParseError> start_head() {
     RequestLine line;
-    std::string_view text = std::string_view(section).substr(0, scanner.request_line_size());
+    std::string_view text = std::string_view(section()).substr(0, scanner.request_line_size());
     if (auto err = parse_request_line(text, line)) return err;
     head.method = line.method;
     head.target = line.target;
@@ -303,7 +303,7 @@ struct RequestParser::State {
   // The head fast path (see the file comment) over `text`: the section once
   // the scanner has judged it whole (`scanned`), or else the caller's input,
   // which may hold less or more than a head. kTaken and kRefused leave
-  // text's head in `section` (a copy, when text is the input) and its size
+  // text's head in section() (a copy, when text is the input) and its size
   // in `head_bytes`, kRefused the refusal in `error`. kToLlhttp: the head
   // is not one the fast path takes (the scanner and llhttp judge it);
   // kUnsure (input only): the input ends before the head does, a limit
@@ -317,7 +317,8 @@ struct RequestParser::State {
     if (end - begin < kShortestFastHead) return unsure;
     const char* p = begin;
     if (const Fast line = fast_request_line(p, end, unsure); line != Fast::kTaken) return line;
-    if (const Fast fields = fast_fields(p, end, scanned); fields != Fast::kTaken) return fields;
+    if (const Fast fields = fast_fields(begin, p, end, scanned); fields != Fast::kTaken)
+      return fields;
     // The whole head is here and well formed: what the scanner and
     // parse_request_line would take. llhttp's verdict on such a head: no
     // body, no upgrade.
@@ -368,7 +369,7 @@ struct RequestParser::State {
   // fast_head()'s field lines from p, each a name of token bytes, ':', and
   // a value up to CRLF, then the CRLF that ends the head. kTaken: the
   // fields are in the head and the tally, and p is past the head.
-  Fast fast_fields(const char*& p, const char* end, bool scanned) {
+  Fast fast_fields(const char* begin, const char*& p, const char* end, bool scanned) {
     const Fast unsure = scanned ? Fast::kToLlhttp : Fast::kUnsure;
     for (;;) {
       if (end - p < 2) return undo(unsure);
@@ -393,20 +394,21 @@ struct RequestParser::State {
       const HeaderField field{
           name, trim_ows(std::string_view(value_begin, static_cast<std::size_t>(p - value_begin)))};
       if (auto err = check_field(head, field, tally)) return refused(*err, scanned);
-      head.headers.add(field.name, field.value);
+      head.headers.add_in_place(begin, field.name, field.value);
       p += 2;
     }
   }
 
   // After fast_head() took or refused a head of the input: the section is
-  // a copy of it, and the head's views into the input (the only ones it
-  // makes: its method is a literal, its headers are copies) are moved to
-  // the copy.
+  // a copy of it (the header list's fields are already recorded where they
+  // lie in it), and the head's views into the input (the only others it
+  // makes: its method is a literal) are moved to the copy.
   void take_section(std::string_view input) {
-    section.assign(input.data(), head_bytes);
+    std::string& copy = section();  // empty: begin_message() cleared it
+    copy.append(input.data(), head_bytes);
     const auto moved = [&](std::string_view& v) {
       if (v.data() != nullptr)
-        v = std::string_view(section.data() + (v.data() - input.data()), v.size());
+        v = std::string_view(copy.data() + (v.data() - input.data()), v.size());
     };
     moved(head.target);
     moved(head.host);
@@ -438,7 +440,7 @@ struct RequestParser::State {
     head.method = {};
     head.target = {};
     head.version_minor = 1;
-    head.headers.clear();
+    head.headers.clear_fields();  // its bytes may be the section the scanner has
     tally = {};
     return verdict;
   }
@@ -452,7 +454,7 @@ struct RequestParser::State {
 
   void start_trailers() {
     phase = Phase::kTrailers;
-    trailer_section.clear();
+    trailer_section().clear();
     scanner.reset(SectionScanner::Kind::kTrailers, limits);
   }
 
@@ -539,13 +541,13 @@ struct RequestParser::State {
     // A head that starts this input is judged where it lies, before a byte
     // is copied (the file comment's "The head fast path").
     if (fast && scanner.at_start() && took_fast_head(rest, false, r)) return r;
-    std::string& raw = phase == Phase::kHead ? section : trailer_section;
+    std::string& raw = phase == Phase::kHead ? section() : trailer_section();
     SectionScanner::Step step = scanner.scan(rest, raw);
     r.consumed += step.consumed;
     if (step.error.status != 0) return fail(step.error, r);
     if (!step.complete) return r;
     if (phase == Phase::kHead) {
-      if (fast && !fast_head_declined && took_fast_head(section, true, r)) return r;
+      if (fast && !fast_head_declined && took_fast_head(section(), true, r)) return r;
       if (auto err = start_head()) return fail(*err, r);
     }
     tabs_to_spaces_before_line_ends(raw);
@@ -612,11 +614,11 @@ struct RequestParser::State {
     s.field_name = {};
     s.field_value = {};
     if (s.phase == Phase::kTrailers) {
-      s.trailers.add(field.name, field.value);
+      s.trailers.add_in_place(s.trailer_section().data(), field.name, field.value);
       return 0;
     }
     if (auto err = check_field(s.head, field, s.tally)) return s.refuse(*err);
-    s.head.headers.add(field.name, field.value);
+    s.head.headers.add_in_place(s.section().data(), field.name, field.value);
     return 0;
   }
 
@@ -682,14 +684,16 @@ struct RequestParser::State {
   // The previous message has ended but its head is still readable; the next
   // parse() in the head phase clears it first.
   bool head_is_stale = true;
-  std::string section;          // raw bytes of the head (head's views point here)
-  std::string trailer_section;  // raw bytes of a chunked body's trailer section
   RequestHead head;
   HeaderList trailers;
+  // Raw bytes of the head (head's views point here) and of a chunked
+  // body's trailer section: the header lists' arenas (see "Sections").
+  std::string& section() noexcept { return head.headers.bytes(); }
+  std::string& trailer_section() noexcept { return trailers.bytes(); }
   FieldTally tally;
   ParseError error;
-  // The field llhttp is delivering, as views into `section` or
-  // `trailer_section`.
+  // The field llhttp is delivering, as views into section() or
+  // trailer_section().
   std::string_view field_name;
   std::string_view field_value;
   // Set by a callback right before it returns HPE_PAUSED; read by run_llhttp.
@@ -735,7 +739,7 @@ bool RequestParser::head_took_fast_path() const noexcept {
 std::string_view RequestParser::raw_request_line() const noexcept {
   const State& s = *state_;
   if (s.head_is_stale) return {};
-  std::string_view line = s.section;
+  std::string_view line = s.head.headers.bytes();
   line = line.substr(0, std::min(line.find_first_of("\r\n"), std::size_t{1024}));
   return line;
 }
@@ -748,14 +752,9 @@ bool RequestParser::is_idle() const noexcept {
 void RequestParser::release_buffers(std::size_t keep_bytes) {
   State& s = *state_;
   if (!is_idle()) return;  // mid-message: the buffers hold it
-  // The last message's head (views into `section`) goes first, as the next
+  // The last message's head (views into its section) goes first, as the next
   // parse() would drop it.
   if (s.head_is_stale) s.begin_message();
-  auto shrink = [keep_bytes](std::string& b) {
-    if (b.capacity() > keep_bytes) std::string().swap(b);
-  };
-  shrink(s.section);
-  shrink(s.trailer_section);
   s.head.headers.clear_and_shrink(keep_bytes);
   s.trailers.clear_and_shrink(keep_bytes);
 }

@@ -20,15 +20,6 @@ constexpr ParseError kTrailersTooLarge{431, "trailer section too large"};
 
 }  // namespace
 
-void SectionScanner::reset(Kind kind, const HttpLimits& limits) noexcept {
-  limits_ = &limits;
-  kind_ = kind;
-  state_ = kind == Kind::kRequestHead ? State::kLeading : State::kLineStart;
-  total_bytes_ = 0;
-  request_line_size_ = 0;
-  byte_limit_ = limits.max_header_bytes;
-}
-
 // Inside a line only CR and LF mean anything: from input[i] (an ordinary
 // byte, already counted), skips the ordinary bytes after it, at most
 // `budget` of them (what the limits have left), in one tight loop instead of

@@ -50,7 +50,15 @@ class SectionScanner {
   };
 
   // Starts a new section. The limits object must outlive the scanner's use.
-  void reset(Kind kind, const HttpLimits& limits) noexcept;
+  // Inline: the parser starts one for every message.
+  void reset(Kind kind, const HttpLimits& limits) noexcept {
+    limits_ = &limits;
+    kind_ = kind;
+    state_ = kind == Kind::kRequestHead ? State::kLeading : State::kLineStart;
+    total_bytes_ = 0;
+    request_line_size_ = 0;
+    byte_limit_ = limits.max_header_bytes;
+  }
 
   // Scans `input`, appending the section bytes it takes to `section` (leading
   // blank lines are consumed but not copied). Stops after the section's final
