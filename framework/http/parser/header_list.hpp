@@ -7,7 +7,8 @@
 // arena and the index capacity for the next request on the connection (no
 // allocation per request once a connection has warmed up).
 //
-// Views returned by the accessors are valid until the next add() or clear().
+// Views returned by the accessors are valid until the next add() or clear(),
+// or a change made through bytes().
 #pragma once
 
 #include <cstddef>

@@ -89,7 +89,6 @@
 #endif
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <string>
 #include <utility>

@@ -57,7 +57,7 @@ enum class TargetForm : std::uint8_t {
 // Every member of a request head but its header list: the parser clears
 // them for each message in a few stores, while the list keeps its buffers
 // (RequestHead{} assigned whole, with the list moved out and back, cost a
-// keep-alive request some 150 instructions).
+// keep-alive request about a hundred instructions more).
 struct RequestHeadFacts {
   std::string_view method;  // "GET"; one of llhttp's known methods
   std::string_view target;  // as sent (not decoded)
