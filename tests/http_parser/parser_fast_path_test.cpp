@@ -168,6 +168,40 @@ TEST(FastPath, RefusalsAreLlhttpPathRefusals) {
     expect_same(w);
 }
 
+// The fast path checks the request-line and head limits itself when it
+// judges a head in the caller's input: at each limit and one byte under it,
+// fed whole, cut at every offset and a byte at a time, it must answer as
+// llhttp (with the scanner) does, and a head that fits must take the path.
+TEST(FastPath, LimitsAtTheirEdges) {
+  const std::string line = "GET /limits?q=1 HTTP/1.1";
+  const std::string head = line + "\r\nHost: h\r\nAccept: */*\r\n\r\n";
+  const std::string wire = join({"\r\n", head, head});  // a blank line first, then two heads
+  for (std::size_t under = 0; under <= 1; ++under) {
+    for (const bool line_limit : {true, false}) {
+      DriveOptions fast;
+      if (line_limit) {
+        fast.limits.max_request_line = line.size() - under;
+      } else {
+        fast.limits.max_header_bytes = head.size() - under;
+      }
+      DriveOptions slow = fast;
+      slow.head_path = HeadPath::kLlhttpOnly;
+      for (const std::string& w : {head, wire, join({head, head})}) {
+        SCOPED_TRACE(::testing::Message() << "under " << under << " line " << line_limit << " "
+                                          << ::testing::PrintToString(w));
+        const Transcript expected = drive_whole(w, slow);
+        EXPECT_EQ(drive_whole(w, fast), expected);
+        EXPECT_EQ(drive_bytewise(w, fast), expected);
+        for (std::size_t cut = 1; cut < w.size(); ++cut)
+          EXPECT_EQ(drive(w, {cut}, fast), expected) << "cut at " << cut;
+      }
+      RequestParser p(fast.limits);
+      const ParseResult r = p.parse(head);
+      EXPECT_EQ(r.event == ParseEvent::kHead && p.head_took_fast_path(), under == 0);
+    }
+  }
+}
+
 // A bodiless request through llhttp, then one through the fast path, then
 // llhttp again: llhttp's state between messages must be what it expects.
 TEST(FastPath, InterleavesWithLlhttpHeads) {

@@ -2,22 +2,6 @@
 
 namespace goro::http::detail {
 
-namespace {
-
-constexpr bool is_ows(char c) noexcept {
-  return c == ' ' || c == '\t';
-}
-
-}  // namespace
-
-std::string_view trim_ows(std::string_view s) noexcept {
-  while (!s.empty() && is_ows(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && is_ows(s.back()))
-    s.remove_suffix(1);
-  return s;
-}
-
 bool list_has_token(std::string_view list, std::string_view token) noexcept {
   while (!list.empty()) {
     std::size_t comma = list.find(',');
@@ -42,15 +26,9 @@ void HeaderList::add(std::string_view name, std::string_view value) {
   entries_.push_back(e);
 }
 
-void HeaderList::clear_and_shrink(std::size_t keep_bytes) {
-  clear();
+void HeaderList::free_storage(std::size_t keep_bytes) {
   if (arena_.capacity() > keep_bytes) std::string().swap(arena_);
   if (entries_.capacity() * sizeof(Entry) > keep_bytes) std::vector<Entry>().swap(entries_);
-}
-
-void HeaderList::clear() noexcept {
-  arena_.clear();
-  entries_.clear();
 }
 
 HeaderField HeaderList::operator[](std::size_t i) const noexcept {

@@ -7,7 +7,8 @@
 // arena and the index capacity for the next request on the connection (no
 // allocation per request once a connection has warmed up).
 //
-// Views returned by the accessors are valid until the next add() or clear().
+// Views returned by the accessors are valid until the next add() or clear(),
+// or a change made through bytes().
 #pragma once
 
 #include <cstddef>
@@ -39,8 +40,15 @@ inline bool equal_fold(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
-// Strips leading and trailing optional whitespace (SP / HTAB).
-std::string_view trim_ows(std::string_view s) noexcept;
+// Strips leading and trailing optional whitespace (SP / HTAB). Inline: the
+// parser trims every field value.
+inline std::string_view trim_ows(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
 
 // True if the comma-separated list `list` holds `token` (case-insensitive,
 // OWS around elements ignored), as in `Connection: keep-alive, Upgrade`.
@@ -49,10 +57,36 @@ bool list_has_token(std::string_view list, std::string_view token) noexcept;
 class HeaderList {
  public:
   void add(std::string_view name, std::string_view value);
-  void clear() noexcept;
+
+  // The arena, for a parser that puts a whole header section there and
+  // records the fields where they lie (add_in_place) instead of copying
+  // each: the request parser's head and trailers (parser.cpp "Sections").
+  std::string& bytes() noexcept { return arena_; }
+  std::string_view bytes() const noexcept { return arena_; }
+  // Forgets the fields, keeping bytes() as they are.
+  void clear_fields() noexcept { entries_.clear(); }
+  // Records a field without copying it: `name` and `value` lie as far from
+  // `base` as the field's bytes do from the arena's start. `base` is
+  // bytes().data(), or the start of bytes the arena is to hold a copy of
+  // before the list is read.
+  void add_in_place(const char* base, std::string_view name, std::string_view value) {
+    entries_.push_back(Entry{
+        static_cast<std::uint32_t>(name.data() - base), static_cast<std::uint32_t>(name.size()),
+        static_cast<std::uint32_t>(value.data() - base), static_cast<std::uint32_t>(value.size())});
+  }
+  // Inline, as clear_and_shrink(): the parser clears its lists for every
+  // message, mostly with nothing to free.
+  void clear() noexcept {
+    arena_.clear();
+    entries_.clear();
+  }
   // clear(), and frees the storage if it grew past `keep_bytes` (a request
   // with a huge head must not pin its buffers to an idle connection).
-  void clear_and_shrink(std::size_t keep_bytes);
+  void clear_and_shrink(std::size_t keep_bytes) {
+    clear();
+    if (arena_.capacity() > keep_bytes || entries_.capacity() * sizeof(Entry) > keep_bytes)
+      free_storage(keep_bytes);
+  }
 
   std::size_t size() const noexcept { return entries_.size(); }
   bool empty() const noexcept { return entries_.empty(); }
@@ -81,6 +115,8 @@ class HeaderList {
     std::uint32_t value_offset;
     std::uint32_t value_size;
   };
+  void free_storage(std::size_t keep_bytes);
+
   std::string arena_;
   std::vector<Entry> entries_;
 };

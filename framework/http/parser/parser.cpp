@@ -18,25 +18,33 @@
 // pause and resume, was a twentieth of a pipelined request's instructions).
 //
 // # Sections
-// Head and trailer bytes go through SectionScanner into State::section (the
-// head) or State::trailer_section and are handed to llhttp whole (see
-// section_scanner.hpp for why). The head's views point into `section`, so
-// the trailers have a buffer of their own: the head stays readable until
-// the next message begins, after its body and trailers too. Body bytes go to
-// llhttp straight from the caller's buffer, and body pieces are views of it.
+// Head and trailer bytes go through SectionScanner into State::section()
+// (the head) or State::trailer_section() and are handed to llhttp whole
+// (see section_scanner.hpp for why). A head the fast path takes or refuses
+// (below) skips the scanner: the fast path copies it to section() itself.
+// The sections are the arenas of the head's and the trailers' HeaderList,
+// whose fields are recorded where they lie in them (add_in_place), not
+// copied again. The head's views point into section(), so the trailers
+// have a buffer of their own: the head stays readable until the next
+// message begins, after its body and trailers too. Body bytes go to llhttp
+// straight from the caller's buffer, and body pieces are views of it.
 //
 // # The head fast path
 // llhttp walks a head a byte at a time through its state machine and calls
 // back for every span: about 1,400 instructions for wrk's two-line GET, a
-// fifth of a keep-alive request's user-space work. By the time llhttp would
-// run, the scanner has proved every line ends in CRLF and none is folded, and
-// parse_request_line() has split and judged the request line. For the heads
-// nearly every client sends, what is left of llhttp's work is byte-class
-// checks, so fast_head() does them itself and skips llhttp:
-//   - the method is GET or HEAD and the target origin-form, its bytes
-//     printable ASCII (kFastTarget);
+// fifth of a keep-alive request's user-space work. For the heads nearly
+// every client sends, what llhttp, the scanner and parse_request_line()
+// check comes down to byte classes and line shapes, so fast_head() checks
+// them itself, in one pass, and skips all three:
+//   - the request line is "GET " or "HEAD ", an origin-form target of
+//     printable ASCII (ByteClass::kTarget), one space and "HTTP/1.1" or
+//     "HTTP/1.0", then CRLF;
 //   - each field line is a name of token bytes, ':', and a value of HTAB and
-//     0x20-0x7E bytes;
+//     0x20-0x7E bytes (ByteClass::kValue), then CRLF, and a CRLF ends the
+//     head. Neither class holds CR, LF or NUL, and a line starts with a
+//     token byte, so these lines have no bare CR or LF and no fold: what the
+//     scanner would take. The request line and the head must be within
+//     their limits too (else the scanner answers 414 or 431);
 //   - no field llhttp gives meaning to (Content-Length, Transfer-Encoding,
 //     Connection, Proxy-Connection, Upgrade), so the message has no body and
 //     asks for no upgrade, and llhttp's state between messages would not
@@ -46,16 +54,25 @@
 //     llhttp_should_keep_alive into head.keep_alive), so no head follows it.
 // It calls the same check_field_name(), check_field() and finish_head() at
 // the same points as llhttp's callbacks would (and in the same order), so a
-// refusal among them is the same refusal. Any other head (a byte outside the
-// sets, a body, an upgrade, another method) it leaves untouched: the headers
-// and tally are cleared and llhttp parses the head from its start, as if the
-// fast path did not exist. It only ever accepts a subset of what llhttp
-// accepts, with the same result: tests/http_parser/parser_fast_path_test.cpp
-// tries every byte value in every position class against llhttp, and the
-// http_request fuzzer compares the two paths on each input. The difference
-// the two leave behind: llhttp's run rewrites tabs before a line's CR into
-// spaces inside the section (tabs_to_spaces_before_line_ends); values are
-// trimmed of them either way, so only the raw section bytes differ.
+// refusal among them is the same refusal.
+//
+// It runs where the head lies: on the caller's input when a head starts it
+// (the usual case: a client's head arrives whole), and copies only the
+// head it took or refused to section(), moving the head's views there.
+// When the input ends before the head does, or a rule refuses a line
+// before the rest was seen (the scanner's verdict on a later line comes
+// first), it leaves the head to the scanner and runs again on the section
+// the scanner completes. Any other head (a byte outside the classes, a
+// body, an upgrade, another method) it leaves untouched: the headers and
+// tally are cleared and the scanner and llhttp parse the head from its
+// start, as if the fast path did not exist. It only ever accepts a subset
+// of what they accept, with the same result:
+// tests/http_parser/parser_fast_path_test.cpp tries every byte value in
+// every position class against llhttp, and the http_request fuzzer
+// compares the two paths on each input. The difference the two leave
+// behind: llhttp's run rewrites tabs before a line's CR into spaces inside
+// the section (tabs_to_spaces_before_line_ends); values are trimmed of them
+// either way, so only the raw section bytes differ.
 //
 // # Upgrades
 // llhttp ends an upgrade or CONNECT message with HPE_PAUSED_UPGRADE, just
@@ -67,8 +84,11 @@
 
 #include <llhttp.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -162,30 +182,50 @@ ParseError from_llhttp(llhttp_errno_t err, const char* reason) {
   }
 }
 
-// Field-value bytes the fast path takes: HTAB and printable ASCII with SP.
-// (llhttp also takes obs-text, 0x80-0xFF; such heads go to llhttp.)
-constexpr std::array<bool, 256> kFastValue = [] {
-  std::array<bool, 256> t{};
-  t['\t'] = true;
-  for (int c = 0x20; c <= 0x7e; ++c)
-    t[c] = true;
-  return t;
-}();
+// The byte classes the fast path takes. kTarget: origin-form target bytes,
+// printable ASCII (what llhttp's strict build takes in a path, query and
+// fragment). kValue: field-value bytes, HTAB and printable ASCII with SP
+// (llhttp also takes obs-text, 0x80-0xFF; such heads go to llhttp).
+enum class ByteClass : std::uint8_t { kTarget, kValue };
 
-// Origin-form target bytes the fast path takes: printable ASCII, what
-// llhttp's strict build takes in a path, query and fragment.
-constexpr std::array<bool, 256> kFastTarget = [] {
-  std::array<bool, 256> t{};
-  for (int c = 0x21; c <= 0x7e; ++c)
-    t[c] = true;
-  return t;
-}();
+// The shortest head the fast path takes: "GET / HTTP/1.0\r\n\r\n". Any
+// shorter text is not one (or not yet one), and a text at least this long
+// has sixteen bytes for skip_class's last load.
+constexpr std::ptrdiff_t kShortestFastHead = 18;
 
-bool fast_target(std::string_view target) noexcept {
-  for (char c : target) {
-    if (!kFastTarget[static_cast<unsigned char>(c)]) return false;
+// The first byte at or after p (p <= end) outside the class, or end. The
+// text p is in has at least sixteen bytes before end.
+//
+// Sixteen bytes at a time where SSE2 is there (every x86-64): two signed
+// compares bound the printable range (bytes 0x80-0xFF are negative), and a
+// third admits HTAB in values. The last block is the text's last sixteen
+// bytes, the ones before p shifted out of the mask, so no load leaves the
+// text. A target or value is mostly one or two blocks: a table lookup per
+// byte cost four times the instructions.
+const char* skip_class(const char* p, const char* end, ByteClass c) noexcept {
+#if defined(__SSE2__)
+  const auto outside = [c](const char* at) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    const bool value = c == ByteClass::kValue;
+    __m128i in = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(value ? 0x1f : 0x20)),
+                               _mm_cmplt_epi8(v, _mm_set1_epi8(0x7f)));
+    if (value) in = _mm_or_si128(in, _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')));
+    return ~static_cast<unsigned>(_mm_movemask_epi8(in)) & 0xffffU;
+  };
+  for (; end - p >= 16; p += 16) {
+    if (const unsigned m = outside(p); m != 0) return p + __builtin_ctz(m);
   }
-  return true;
+  if (p == end) return end;
+  const unsigned m = outside(end - 16) >> (16 - (end - p));
+  return m != 0 ? p + __builtin_ctz(m) : end;
+#else
+  const auto in = [c](unsigned char b) {
+    return (b >= 0x21 && b <= 0x7e) || (c == ByteClass::kValue && (b == ' ' || b == '\t'));
+  };
+  while (p < end && in(static_cast<unsigned char>(*p)))
+    ++p;
+  return p;
+#endif
 }
 
 // Names llhttp parses the value of (its header states): a head with one of
@@ -228,12 +268,8 @@ struct RequestParser::State {
 
   // Clears the previous message, keeping every buffer's capacity.
   void begin_message() {
-    section.clear();
-    trailer_section.clear();
-    HeaderList headers = std::move(head.headers);
-    headers.clear();
-    head = RequestHead{};
-    head.headers = std::move(headers);
+    static_cast<RequestHeadFacts&>(head) = RequestHeadFacts{};
+    head.headers.clear();
     trailers.clear();
     tally = {};
     field_name = {};
@@ -241,6 +277,7 @@ struct RequestParser::State {
     declared_chunk_bytes = 0;
     head_complete = false;
     head_took_fast_path = false;
+    fast_head_declined = false;
     ended_with_head = false;
     scanner.reset(SectionScanner::Kind::kRequestHead, limits);
     head_is_stale = false;
@@ -249,7 +286,7 @@ struct RequestParser::State {
   // The head section is complete: judge its request line before llhttp runs.
   std::optional<ParseError> start_head() {
     RequestLine line;
-    std::string_view text = std::string_view(section).substr(0, scanner.request_line_size());
+    std::string_view text = std::string_view(section()).substr(0, scanner.request_line_size());
     if (auto err = parse_request_line(text, line)) return err;
     head.method = line.method;
     head.target = line.target;
@@ -260,50 +297,130 @@ struct RequestParser::State {
     return std::nullopt;
   }
 
-  enum class Fast : std::uint8_t { kTaken, kRefused, kToLlhttp };
+  enum class Fast : std::uint8_t { kTaken, kRefused, kToLlhttp, kUnsure };
 
-  // The head fast path (see the file comment). After start_head(), on a
-  // complete head section. kRefused leaves the refusal in `error`;
-  // kToLlhttp leaves the head as start_head() made it.
-  Fast fast_head() {
-    if ((head.method != "GET" && head.method != "HEAD") ||
-        head.target_form != TargetForm::kOrigin || !fast_target(head.target)) {
-      return Fast::kToLlhttp;
+  // The head fast path (see the file comment) over `text`: the section once
+  // the scanner has judged it whole (`scanned`), or else the caller's input,
+  // which may hold less or more than a head. kTaken and kRefused leave
+  // text's head in section() (a copy, when text is the input) and its size
+  // in `head_bytes`, kRefused the refusal in `error`. kToLlhttp: the head
+  // is not one the fast path takes (the scanner and llhttp judge it);
+  // kUnsure (input only): the input ends before the head does, a limit
+  // passes, or a rule refuses before the rest was seen (the scanner judges
+  // the head first, then the fast path again, on the section).
+  Fast fast_head(std::string_view text, bool scanned) {
+    const Fast unsure = scanned ? Fast::kToLlhttp : Fast::kUnsure;
+    const char* const begin = text.data();
+    // Past max_header_bytes the scanner answers 431.
+    const char* const end = begin + std::min(text.size(), limits.max_header_bytes);
+    if (end - begin < kShortestFastHead) return unsure;
+    const char* p = begin;
+    if (const Fast line = fast_request_line(p, end, unsure); line != Fast::kTaken) return line;
+    if (const Fast fields = fast_fields(begin, p, end, scanned); fields != Fast::kTaken)
+      return fields;
+    // The whole head is here and well formed: what the scanner and
+    // parse_request_line would take. llhttp's verdict on such a head: no
+    // body, no upgrade.
+    head_bytes = static_cast<std::size_t>(p - begin);
+    std::optional<ParseError> err = finish_head(head, tally, LlhttpVerdict{}, limits);
+    if (!scanned) take_section(text);
+    if (err) {
+      error = *err;
+      return Fast::kRefused;
     }
-    // Lines after the request line's CRLF, up to the blank line's CRLF.
-    // The scanner guaranteed the shape: each line ends in CRLF, none starts
-    // with SP or HTAB, so the loops below stop at the latest at a CR.
-    const char* p = section.data() + scanner.request_line_size() + 2;
-    const char* const end = section.data() + section.size() - 2;
-    while (p < end) {
-      const char* const name_begin = p;
-      // Token bytes: what llhttp's strict build takes in a field name.
-      while (kTokenByte[static_cast<unsigned char>(*p)])
-        ++p;
-      if (*p != ':' || p == name_begin) return to_llhttp();
-      const std::string_view name(name_begin, static_cast<std::size_t>(p - name_begin));
-      if (auto err = check_field_name(head, name, tally)) return refused(*err);
-      if (llhttp_gives_meaning(tally.current, name)) return to_llhttp();
-      const char* const value_begin = ++p;
-      while (kFastValue[static_cast<unsigned char>(*p)])
-        ++p;
-      if (*p != '\r') return to_llhttp();
-      const HeaderField field{
-          name, trim_ows(std::string_view(value_begin, static_cast<std::size_t>(p - value_begin)))};
-      if (auto err = check_field(head, field, tally)) return refused(*err);
-      head.headers.add(field.name, field.value);
-      p += 2;
-    }
-    // llhttp's verdict on such a head: no body, no upgrade.
-    if (auto err = finish_head(head, tally, LlhttpVerdict{}, limits)) return refused(*err);
     return Fast::kTaken;
   }
 
+  // fast_head()'s request line at p: "GET " or "HEAD ", an origin-form
+  // target, one space and "HTTP/1.1" or "HTTP/1.0" (what
+  // parse_request_line takes of such a line, with its byte checks
+  // llhttp's). kTaken: the head has the line, and p is past its CRLF.
+  Fast fast_request_line(const char*& p, const char* end, Fast unsure) {
+    const char* const begin = p;
+    std::string_view method;
+    if (std::memcmp(p, "GET ", 4) == 0) {
+      method = "GET";
+      p += 4;
+    } else if (std::memcmp(p, "HEAD ", 5) == 0) {
+      method = "HEAD";
+      p += 5;
+    } else {
+      // A blank line before the request line: the scanner skips it.
+      return *p == '\r' || *p == '\n' ? unsure : Fast::kToLlhttp;
+    }
+    if (*p != '/') return Fast::kToLlhttp;
+    const char* const target = p;
+    p = skip_class(p, end, ByteClass::kTarget);
+    if (end - p < 11) return unsure;  // " HTTP/1.x\r\n"
+    if (std::memcmp(p, " HTTP/1.", 8) != 0 || (p[8] != '0' && p[8] != '1') || p[9] != '\r' ||
+        p[10] != '\n') {
+      return Fast::kToLlhttp;
+    }
+    if (static_cast<std::size_t>(p + 9 - begin) > limits.max_request_line) return unsure;
+    // begin_message() left target_form kOrigin and version_major 1.
+    head.method = method;
+    head.target = std::string_view(target, static_cast<std::size_t>(p - target));
+    head.version_minor = p[8] - '0';
+    p += 11;
+    return Fast::kTaken;
+  }
+
+  // fast_head()'s field lines from p, each a name of token bytes, ':', and
+  // a value up to CRLF, then the CRLF that ends the head. kTaken: the
+  // fields are in the head and the tally, and p is past the head.
+  Fast fast_fields(const char* begin, const char*& p, const char* end, bool scanned) {
+    const Fast unsure = scanned ? Fast::kToLlhttp : Fast::kUnsure;
+    for (;;) {
+      if (end - p < 2) return undo(unsure);
+      if (*p == '\r') {
+        if (p[1] != '\n') return undo(Fast::kToLlhttp);  // a bare CR: the scanner's 400
+        p += 2;
+        return Fast::kTaken;
+      }
+      const char* const name_begin = p;
+      // Token bytes: what llhttp's strict build takes in a field name.
+      while (p < end && kTokenByte[static_cast<unsigned char>(*p)])
+        ++p;
+      if (p == end) return undo(unsure);
+      if (*p != ':' || p == name_begin) return undo(Fast::kToLlhttp);
+      const std::string_view name(name_begin, static_cast<std::size_t>(p - name_begin));
+      if (auto err = check_field_name(head, name, tally)) return refused(*err, scanned);
+      if (llhttp_gives_meaning(tally.current, name)) return undo(Fast::kToLlhttp);
+      const char* const value_begin = ++p;
+      p = skip_class(p, end, ByteClass::kValue);
+      if (end - p < 2) return undo(unsure);
+      if (p[0] != '\r' || p[1] != '\n') return undo(Fast::kToLlhttp);
+      const HeaderField field{
+          name, trim_ows(std::string_view(value_begin, static_cast<std::size_t>(p - value_begin)))};
+      if (auto err = check_field(head, field, tally)) return refused(*err, scanned);
+      head.headers.add_in_place(begin, field.name, field.value);
+      p += 2;
+    }
+  }
+
+  // After fast_head() took or refused a head of the input: the section is
+  // a copy of it (the header list's fields are already recorded where they
+  // lie in it), and the head's views into the input (the only others it
+  // makes: its method is a literal) are moved to the copy.
+  void take_section(std::string_view input) {
+    std::string& copy = section();  // empty: begin_message() cleared it
+    copy.append(input.data(), head_bytes);
+    const auto moved = [&](std::string_view& v) {
+      if (v.data() != nullptr)
+        v = std::string_view(copy.data() + (v.data() - input.data()), v.size());
+    };
+    moved(head.target);
+    moved(head.host);
+    moved(head.expect_value);
+  }
+
   // fast_head() for parse(): true when it decided (r is the kHead or the
-  // kError event), false when llhttp is to parse the head.
-  bool took_fast_head(ParseResult& r) {
-    const Fast fast = fast_head();
-    if (fast == Fast::kToLlhttp) return false;
+  // kError event), false when the scanner or llhttp is to go on.
+  bool took_fast_head(std::string_view text, bool scanned, ParseResult& r) {
+    const Fast fast = fast_head(text, scanned);
+    fast_head_declined = fast == Fast::kToLlhttp;
+    if (fast == Fast::kToLlhttp || fast == Fast::kUnsure) return false;
+    if (!scanned) r.consumed += head_bytes;
     if (fast == Fast::kRefused) {
       fail(error, r);
       return true;
@@ -316,20 +433,27 @@ struct RequestParser::State {
     return true;
   }
 
-  Fast to_llhttp() {
-    head.headers.clear();
+  // The fast path leaves the head to others as begin_message() left it
+  // (RequestHead's defaults): a refusal the scanner reports has no method.
+  Fast undo(Fast verdict) {
+    head.method = {};
+    head.target = {};
+    head.version_minor = 1;
+    head.headers.clear_fields();  // its bytes may be the section the scanner has
     tally = {};
-    return Fast::kToLlhttp;
+    return verdict;
   }
 
-  Fast refused(const ParseError& e) {
+  // A rule refused the head: final once the scanner has judged all of it.
+  Fast refused(const ParseError& e, bool scanned) {
+    if (!scanned) return undo(Fast::kUnsure);
     error = e;
     return Fast::kRefused;
   }
 
   void start_trailers() {
     phase = Phase::kTrailers;
-    trailer_section.clear();
+    trailer_section().clear();
     scanner.reset(SectionScanner::Kind::kTrailers, limits);
   }
 
@@ -367,6 +491,84 @@ struct RequestParser::State {
       if (error.status == 0) error = from_llhttp(err, llhttp_get_error_reason(&llhttp));
       return {Pending::kError, at};
     }
+  }
+
+  // parse() once it has begun the message if the phase is kHead.
+  ParseResult parse_events(std::string_view input) {
+    ParseResult r;
+    for (;;) {
+      std::string_view rest = input.substr(r.consumed);
+      switch (phase) {
+        case Phase::kFailed:
+          r.event = ParseEvent::kError;
+          return r;
+        case Phase::kClosed:
+          return fail(kAfterClose, r);
+        case Phase::kHead:
+        case Phase::kTrailers:
+          return parse_section(rest, r);
+        case Phase::kBody: {
+          Ran ran = run_llhttp(rest);
+          r.consumed += ran.used;
+          switch (ran.event) {
+            case Pending::kNone:
+              return r;
+            case Pending::kBody:
+              r.event = ParseEvent::kBody;
+              r.body = body_piece;
+              return r;
+            case Pending::kTrailersStart:
+              start_trailers();
+              continue;
+            case Pending::kMessageEnd:
+              end_message();
+              r.event = ParseEvent::kMessageEnd;
+              return r;
+            case Pending::kError:
+              return fail(error, r);
+          }
+        }
+      }
+    }
+  }
+
+  // parse_events() in the head or trailers phase: `rest` is the input not
+  // yet taken, r what parse() reports so far.
+  ParseResult parse_section(std::string_view rest, ParseResult& r) {
+    if (rest.empty()) return r;
+    const bool fast = phase == Phase::kHead && path == HeadPath::kFastPath;
+    // A head that starts this input is judged where it lies, before a byte
+    // is copied (the file comment's "The head fast path").
+    if (fast && scanner.at_start() && took_fast_head(rest, false, r)) return r;
+    std::string& raw = phase == Phase::kHead ? section() : trailer_section();
+    SectionScanner::Step step = scanner.scan(rest, raw);
+    r.consumed += step.consumed;
+    if (step.error.status != 0) return fail(step.error, r);
+    if (!step.complete) return r;
+    if (phase == Phase::kHead) {
+      if (fast && !fast_head_declined && took_fast_head(section(), true, r)) return r;
+      if (auto err = start_head()) return fail(*err, r);
+    }
+    tabs_to_spaces_before_line_ends(raw);
+    Ran ran = run_llhttp(raw);
+    if (ran.event == Pending::kError) return fail(error, r);
+    // llhttp stops exactly at the section's end: after a head waiting for
+    // its body or in on_message_complete, after trailers in
+    // on_message_complete.
+    if (ran.used != raw.size()) return fail(kHeadNotConsumed, r);
+    if (phase == Phase::kHead) {
+      if (!head_complete || (ran.event != Pending::kNone && ran.event != Pending::kMessageEnd))
+        return fail(kHeadNotConsumed, r);
+      phase = Phase::kBody;
+      ended_with_head = ran.event == Pending::kMessageEnd;
+      r.event = ParseEvent::kHead;
+    } else if (ran.event == Pending::kMessageEnd) {
+      end_message();
+      r.event = ParseEvent::kMessageEnd;
+    } else {
+      return fail(kHeadNotConsumed, r);
+    }
+    return r;
   }
 
   ParseResult& fail(const ParseError& e, ParseResult& r) {
@@ -411,11 +613,11 @@ struct RequestParser::State {
     s.field_name = {};
     s.field_value = {};
     if (s.phase == Phase::kTrailers) {
-      s.trailers.add(field.name, field.value);
+      s.trailers.add_in_place(s.trailer_section().data(), field.name, field.value);
       return 0;
     }
     if (auto err = check_field(s.head, field, s.tally)) return s.refuse(*err);
-    s.head.headers.add(field.name, field.value);
+    s.head.headers.add_in_place(s.section().data(), field.name, field.value);
     return 0;
   }
 
@@ -481,14 +683,16 @@ struct RequestParser::State {
   // The previous message has ended but its head is still readable; the next
   // parse() in the head phase clears it first.
   bool head_is_stale = true;
-  std::string section;          // raw bytes of the head (head's views point here)
-  std::string trailer_section;  // raw bytes of a chunked body's trailer section
   RequestHead head;
   HeaderList trailers;
+  // Raw bytes of the head (head's views point here) and of a chunked
+  // body's trailer section: the header lists' arenas (see "Sections").
+  std::string& section() noexcept { return head.headers.bytes(); }
+  std::string& trailer_section() noexcept { return trailers.bytes(); }
   FieldTally tally;
   ParseError error;
-  // The field llhttp is delivering, as views into `section` or
-  // `trailer_section`.
+  // The field llhttp is delivering, as views into section() or
+  // trailer_section().
   std::string_view field_name;
   std::string_view field_value;
   // Set by a callback right before it returns HPE_PAUSED; read by run_llhttp.
@@ -496,6 +700,11 @@ struct RequestParser::State {
   // on_headers_complete ran for this message's head, or fast_head() took it.
   bool head_complete = false;
   bool head_took_fast_path = false;
+  // fast_head() found this head is not one it takes: it does not look again
+  // once the scanner has the whole head.
+  bool fast_head_declined = false;
+  // The bytes of the head fast_head() took or refused.
+  std::size_t head_bytes = 0;
   // The head's llhttp run also ended the message (no body): the parse()
   // after kHead reports kMessageEnd without running llhttp.
   bool ended_with_head = false;
@@ -529,7 +738,7 @@ bool RequestParser::head_took_fast_path() const noexcept {
 std::string_view RequestParser::raw_request_line() const noexcept {
   const State& s = *state_;
   if (s.head_is_stale) return {};
-  std::string_view line = s.section;
+  std::string_view line = s.head.headers.bytes();
   line = line.substr(0, std::min(line.find_first_of("\r\n"), std::size_t{1024}));
   return line;
 }
@@ -542,14 +751,9 @@ bool RequestParser::is_idle() const noexcept {
 void RequestParser::release_buffers(std::size_t keep_bytes) {
   State& s = *state_;
   if (!is_idle()) return;  // mid-message: the buffers hold it
-  // The last message's head (views into `section`) goes first, as the next
+  // The last message's head (views into its section) goes first, as the next
   // parse() would drop it.
   if (s.head_is_stale) s.begin_message();
-  auto shrink = [keep_bytes](std::string& b) {
-    if (b.capacity() > keep_bytes) std::string().swap(b);
-  };
-  shrink(s.section);
-  shrink(s.trailer_section);
   s.head.headers.clear_and_shrink(keep_bytes);
   s.trailers.clear_and_shrink(keep_bytes);
 }
@@ -566,79 +770,21 @@ void RequestParser::reset() {
 
 ParseResult RequestParser::parse(std::string_view input) {
   State& s = *state_;
-  ParseResult r;
-  for (;;) {
-    std::string_view rest = input.substr(r.consumed);
-    switch (s.phase) {
-      case Phase::kFailed:
-        r.event = ParseEvent::kError;
-        return r;
-      case Phase::kClosed:
-        return s.fail(kAfterClose, r);
-      case Phase::kHead:
-      case Phase::kTrailers: {
-        if (s.phase == Phase::kHead && s.head_is_stale) s.begin_message();
-        if (rest.empty()) return r;
-        std::string& raw = s.phase == Phase::kHead ? s.section : s.trailer_section;
-        SectionScanner::Step step = s.scanner.scan(rest, raw);
-        r.consumed += step.consumed;
-        if (step.error.status != 0) return s.fail(step.error, r);
-        if (!step.complete) return r;
-        if (s.phase == Phase::kHead) {
-          if (auto err = s.start_head()) return s.fail(*err, r);
-          if (s.path == HeadPath::kFastPath && s.took_fast_head(r)) return r;
-        }
-        tabs_to_spaces_before_line_ends(raw);
-        State::Ran ran = s.run_llhttp(raw);
-        if (ran.event == Pending::kError) return s.fail(s.error, r);
-        // llhttp stops exactly at the section's end: after a head waiting
-        // for its body or in on_message_complete, after trailers in
-        // on_message_complete.
-        if (ran.used != raw.size()) return s.fail(kHeadNotConsumed, r);
-        if (s.phase == Phase::kHead) {
-          if (!s.head_complete ||
-              (ran.event != Pending::kNone && ran.event != Pending::kMessageEnd))
-            return s.fail(kHeadNotConsumed, r);
-          s.phase = Phase::kBody;
-          s.ended_with_head = ran.event == Pending::kMessageEnd;
-          r.event = ParseEvent::kHead;
-        } else if (ran.event == Pending::kMessageEnd) {
-          s.end_message();
-          r.event = ParseEvent::kMessageEnd;
-        } else {
-          return s.fail(kHeadNotConsumed, r);
-        }
-        return r;
-      }
-      case Phase::kBody: {
-        if (s.ended_with_head) {
-          s.ended_with_head = false;
-          s.end_message();
-          r.event = ParseEvent::kMessageEnd;
-          return r;
-        }
-        State::Ran ran = s.run_llhttp(rest);
-        r.consumed += ran.used;
-        switch (ran.event) {
-          case Pending::kNone:
-            return r;
-          case Pending::kBody:
-            r.event = ParseEvent::kBody;
-            r.body = s.body_piece;
-            return r;
-          case Pending::kTrailersStart:
-            s.start_trailers();
-            continue;
-          case Pending::kMessageEnd:
-            s.end_message();
-            r.event = ParseEvent::kMessageEnd;
-            return r;
-          case Pending::kError:
-            return s.fail(s.error, r);
-        }
-      }
-    }
+  // Besides the call that parses its head, a keep-alive request nearly
+  // always brings two: the one after a bodiless request's kHead (see
+  // "Pausing") and one on an empty input while the connection waits for
+  // the next head. Both are decided here, before parse_events() and its
+  // loop are entered.
+  if (s.ended_with_head) {
+    s.ended_with_head = false;
+    s.end_message();
+    return ParseResult{.event = ParseEvent::kMessageEnd};
   }
+  if (s.phase == Phase::kHead) {
+    if (s.head_is_stale) s.begin_message();
+    if (input.empty()) return ParseResult{};
+  }
+  return s.parse_events(input);
 }
 
 }  // namespace goro::http::detail

@@ -19,6 +19,11 @@
 // head in one call: its verdict then never depends on how TCP split the bytes,
 // and field views point into memory the parser owns.
 //
+// A head the request parser's fast path finds whole at the start of its
+// input never reaches the scanner: the fast path's byte classes hold no CR
+// or LF and its lines start with a token byte, so it checks these rules as
+// it goes (parser.cpp "The head fast path").
+//
 // # Rejected alternative
 // Feeding llhttp straight from the socket buffer and checking line endings in
 // the header callbacks: the callbacks never see the CR/LF bytes, and a span can
@@ -46,7 +51,15 @@ class SectionScanner {
   };
 
   // Starts a new section. The limits object must outlive the scanner's use.
-  void reset(Kind kind, const HttpLimits& limits) noexcept;
+  // Inline: the parser starts one for every message.
+  void reset(Kind kind, const HttpLimits& limits) noexcept {
+    limits_ = &limits;
+    kind_ = kind;
+    state_ = kind == Kind::kRequestHead ? State::kLeading : State::kLineStart;
+    total_bytes_ = 0;
+    request_line_size_ = 0;
+    byte_limit_ = limits.max_header_bytes;
+  }
 
   // Scans `input`, appending the section bytes it takes to `section` (leading
   // blank lines are consumed but not copied). Stops after the section's final
@@ -61,6 +74,7 @@ class SectionScanner {
 
  private:
   std::size_t whole_head(std::string_view input, std::size_t& request_line) const noexcept;
+  bool took_whole_head(std::string_view input, std::string& section, Step& step);
   std::size_t skip_line(std::string_view input, std::size_t i, std::size_t budget) noexcept;
   bool leading(char c) noexcept;
   enum class State : std::uint8_t {

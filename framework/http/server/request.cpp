@@ -2,6 +2,7 @@
 #include "goro/http/request.hpp"
 
 #include "framework/http/server/exchange.hpp"
+#include "goro/detail/park.hpp"
 
 namespace goro::http {
 
@@ -55,28 +56,46 @@ void for_each_query_value(std::string_view query, std::string_view name, Fn&& fn
   }
 }
 
+// live_exchange() for a caller on no goroutine: x when its thread's token
+// is `owner`. Out of line, and a tail call: the caller live() expects, a
+// handler's goroutine, then pays for no stack frame.
+[[gnu::noinline]] Exchange* live_off_goroutine(const void* owner, Exchange* x) noexcept {
+  return owner == detail::thread_caller() ? x : nullptr;
+}
+
+// Request::live(), with handler_caller() spelled out: running_g() first,
+// the thread's token only off goroutines. Inline here for this file's
+// accessors, live()'s most frequent callers (three a request in
+// goro-hello): the library is position-independent code, so the compiler
+// does not inline live() itself, an exported function it must assume may
+// be interposed. The call and its stack frame were half of each check.
+inline Exchange* live_exchange(Exchange* x, const std::atomic<const void*>* owner) noexcept {
+  if (owner == nullptr) return x;
+  const void* o = owner->load(std::memory_order_relaxed);
+  if (const void* g = goro::detail::running_g(); g != nullptr) return o == g ? x : nullptr;
+  return live_off_goroutine(o, x);
+}
+
 }  // namespace
 
 Exchange* Request::live() const noexcept {
-  if (owner_ != nullptr && owner_->load(std::memory_order_relaxed) != detail::handler_caller())
-    return nullptr;
-  return x_;
+  return live_exchange(x_, owner_);
 }
 
 std::string_view Request::method() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->head->method : std::string_view{};
 }
 std::string_view Request::target() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->head->target : std::string_view{};
 }
 std::string_view Request::path() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->path : std::string_view{};
 }
 std::string_view Request::raw_query() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->query : std::string_view{};
 }
 
@@ -108,56 +127,56 @@ bool Request::has_query(std::string_view name) const {
 }
 
 std::string_view Request::host() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->head->host : std::string_view{};
 }
 int Request::proto_major() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->head->version_major : 0;
 }
 int Request::proto_minor() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->head->version_minor : 0;
 }
 std::string_view Request::proto() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   if (x == nullptr) return {};
   return x->head->version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
 }
 
 std::string_view Request::header(std::string_view name) const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->head->headers.get(name).value_or(std::string_view{})
                       : std::string_view{};
 }
 bool Request::has_header(std::string_view name) const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr && x->head->headers.count(name) > 0;
 }
 std::vector<std::string_view> Request::header_values(std::string_view name) const {
   std::vector<std::string_view> out;
-  if (const Exchange* x = live())
+  if (const Exchange* x = live_exchange(x_, owner_))
     x->head->headers.for_each_value(name, [&](std::string_view v) { out.push_back(v); });
   return out;
 }
 std::size_t Request::header_count() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->head->headers.size() : 0;
 }
 std::pair<std::string_view, std::string_view> Request::header_at(std::size_t i) const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   if (x == nullptr) return {};
   detail::HeaderField f = x->head->headers[i];
   return {f.name, f.value};
 }
 
 std::string_view Request::path_value(std::string_view name) const {
-  if (live() == nullptr) return {};
+  if (live_exchange(x_, owner_) == nullptr) return {};
   if (route_ == nullptr || route_->kind != MatchResult::Kind::kFound) return {};
   return route_->values.get(name);
 }
 std::string_view Request::pattern() const {
-  if (live() == nullptr) return {};
+  if (live_exchange(x_, owner_) == nullptr) return {};
   return route_ != nullptr && route_->kind == MatchResult::Kind::kFound ? route_->pattern
                                                                         : std::string_view{};
 }
@@ -167,21 +186,21 @@ BodyReader& Request::body() {
 }
 
 void Request::set_read_deadline(std::chrono::steady_clock::time_point t) {
-  if (Exchange* x = live()) x->body_deadline = t;
+  if (Exchange* x = live_exchange(x_, owner_)) x->body_deadline = t;
 }
 
 const tls::ConnectionState* Request::tls() const {
-  detail::Exchange* x = live();
+  detail::Exchange* x = live_exchange(x_, owner_);
   return x != nullptr && x->tls != nullptr ? &x->tls->state() : nullptr;
 }
 
 std::string Request::remote_addr() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? x->remote_addr() : std::string{};
 }
 
 const Context& Request::context() {
-  Exchange* x = live();
+  Exchange* x = live_exchange(x_, owner_);
   if (x == nullptr) {
     // A caller that may not touch the request gets a context that is
     // already done (as every request's is once its handler returned).
@@ -202,11 +221,11 @@ const Context& Request::context() {
 }
 
 std::string_view Request::id() const {
-  const Exchange* x = live();
+  const Exchange* x = live_exchange(x_, owner_);
   return x != nullptr ? std::string_view(x->id) : std::string_view{};
 }
 void Request::set_id(std::string id) {
-  if (Exchange* x = live()) x->id = std::move(id);
+  if (Exchange* x = live_exchange(x_, owner_)) x->id = std::move(id);
 }
 
 }  // namespace goro::http
