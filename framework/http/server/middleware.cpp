@@ -200,7 +200,7 @@ int status_sent(const ResponseWriter& w) {
   const detail::Exchange* x = detail::ExchangeAccess::of(const_cast<ResponseWriter&>(w));
   if (x != nullptr && detail::body_error_takes_over(*x))
     return detail::status_for_silent_handler(*x);
-  if (w.status() != 0) return w.status();
+  if (const int status = w.status(); status != 0) return status;
   if (std::uncaught_exceptions() > 0) return 500;
   return x != nullptr ? detail::status_for_silent_handler(*x) : 200;
 }

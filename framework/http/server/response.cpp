@@ -372,7 +372,7 @@ Result<void> commit_buffered(Exchange& x, bool finishing) {
   }
   out.finish();
   x.head_sent = true;
-  Result<void> r = emit_body(x, body);
+  Result<void> r = body.empty() ? Result<void>{} : emit_body(x, body);
   x.body_buf.clear();
   return r;
 }
@@ -431,7 +431,10 @@ WriteResult ResponseWriter::write(std::string_view data) {
   if (live_x == nullptr) return make_error_code(errc::handler_returned);
   Exchange& x = *live_x;
   if (x.write_error) return x.write_error;
-  if (x.status == 0) write_header(200);
+  if (x.status == 0) {  // write_header(200), whose checks 200 passes
+    x.status = 200;
+    adopt_declared_length(x);
+  }
   if (!body_allowed(x.status)) return data.size();  // Go: ErrBodyNotAllowed; dropped here
   if (x.declared_length && x.written + data.size() > *x.declared_length)
     return make_error_code(errc::content_length);
