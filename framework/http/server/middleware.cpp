@@ -197,10 +197,15 @@ void append_escaped(std::string& out, std::string_view s) {
 // middleware sees while unwinding.
 int status_sent(const ResponseWriter& w) {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): read-only use
-  const detail::Exchange* x = detail::ExchangeAccess::of(const_cast<ResponseWriter&>(w));
+  auto& writer = const_cast<ResponseWriter&>(w);
+  // The server's own writer (the usual case) tells its status from the
+  // exchange; a wrapper may override status(), so it is asked.
+  const detail::Exchange* direct = detail::ExchangeAccess::direct(writer);
+  const detail::Exchange* x = direct != nullptr ? direct : detail::ExchangeAccess::of(writer);
   if (x != nullptr && detail::body_error_takes_over(*x))
     return detail::status_for_silent_handler(*x);
-  if (const int status = w.status(); status != 0) return status;
+  if (const int status = direct != nullptr ? direct->status : w.status(); status != 0)
+    return status;
   if (std::uncaught_exceptions() > 0) return 500;
   return x != nullptr ? detail::status_for_silent_handler(*x) : 200;
 }
@@ -418,8 +423,21 @@ Middleware metrics() {
 
 namespace {
 
+// How long the guard's memory_over() answer stands: memory_over() re-reads
+// the process's memory at most this often anyway (stats.cpp's kRssMaxAge).
+constexpr std::int64_t kMemoryRecheckNs = 10'000'000;
+
 // One guard's shared state. `shedding` is only for logging (the decision is
-// memory_over() per request); the times are nanoseconds on the steady clock.
+// over_at() per request); the times are nanoseconds on the steady clock.
+//
+// over_at() asks memory_over() at most once per kMemoryRecheckNs of request
+// time (when each request's head was complete: the server read that clock
+// already) and answers the requests in between from `over`: a call per
+// request was ~80 instructions (memory_usage()'s clock read and sample
+// check) of a keep-alive request's ~6,000, for an answer that changes at
+// most every 10 ms. A shed therefore starts or stops up to 10 ms after the
+// sample behind it. Relaxed: a reader that sees a new `checked_at` with the
+// old `over` answers from the reading before, one interval older.
 struct GuardState {
   MemoryGuardOptions opts;
   std::string retry_after;
@@ -427,8 +445,21 @@ struct GuardState {
   std::atomic<std::int64_t> last_log{0};
   std::atomic<std::int64_t> last_trim{0};
   std::atomic<std::uint64_t> shed_since_log{0};
+  std::atomic<std::int64_t> checked_at{0};  // 0: never
+  std::atomic<bool> over{false};
 
   static std::int64_t now() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+  // memory_over(opts.fraction) as of request time `t` (see above).
+  bool over_at(std::chrono::steady_clock::time_point t) {
+    const std::int64_t at = t.time_since_epoch().count();
+    const std::int64_t last = checked_at.load(std::memory_order_relaxed);
+    if (last != 0 && at - last < kMemoryRecheckNs) return over.load(std::memory_order_relaxed);
+    const bool o = memory_over(opts.fraction);
+    over.store(o, std::memory_order_relaxed);
+    checked_at.store(at, std::memory_order_relaxed);
+    return o;
+  }
 
   void log(LogLevel level, std::string_view msg, const MemoryUsage& u, std::uint64_t shed) const {
     if (!opts.log || !opts.log->enabled(level)) return;
@@ -455,7 +486,7 @@ Middleware memory_guard(MemoryGuardOptions opts) {
   st->opts = std::move(opts);
   return [st](Handler next) -> Handler {
     return [st, next = std::move(next)](Request& req, ResponseWriter& w) {
-      if (!memory_over(st->opts.fraction)) {
+      if (!st->over_at(request_start(req))) {
         if (st->shedding.load(std::memory_order_relaxed) && st->shedding.exchange(false)) {
           st->log(LogLevel::kInfo, "memory below the threshold: serving again", memory_usage(), 0);
         }
