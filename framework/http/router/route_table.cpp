@@ -231,6 +231,7 @@ struct RouteEntry {
 class RouteTree {
  public:
   int add(std::string_view text);
+  // The static table's answer ("Static routes"), else walk()'s.
   void match(std::string_view method, std::string_view host, std::string_view path,
              MatchResult& out) const;
 
@@ -261,6 +262,10 @@ class RouteTree {
     }
   };
 
+  // match() past the static table: the tree walk, redirects and 405. Out of
+  // line, so a static hit does not pay for its frame.
+  [[gnu::noinline]] void walk(std::string_view method, std::string_view host, std::string_view path,
+                              MatchResult& out) const;
   static void prepare(PathValues& v, std::size_t path_size);
   int lookup(std::string_view host, std::string_view method, std::string_view path, Walk& w) const;
   int match_method_and_path(const RouteMethods& trees, std::string_view method,
@@ -587,23 +592,32 @@ std::string RouteTree::allowed_methods(std::string_view host, std::string_view p
 
 void RouteTree::match(std::string_view method, std::string_view host, std::string_view path,
                       MatchResult& out) const {
+  // CONNECT's target is an authority, not a path; Go leaves both alone.
+  if (method != "CONNECT") {
+    if (const int id = static_lookup(method, path); id >= 0) {
+      out.kind = MatchResult::Kind::kFound;
+      out.id = id;
+      out.pattern = routes_[id]->pattern.text;
+      out.allow.clear();
+      out.redirect_to.clear();
+      // No values, so no unescape buffer either (the walk sizes it).
+      out.values.entries_.clear();
+      out.values.unescaped_size_ = 0;
+      return;
+    }
+  }
+  walk(method, host, path, out);
+}
+
+void RouteTree::walk(std::string_view method, std::string_view host, std::string_view path,
+                     MatchResult& out) const {
   out.kind = MatchResult::Kind::kNotFound;
   out.id = -1;
   out.pattern = {};
   out.allow.clear();
   out.redirect_to.clear();
 
-  // CONNECT's target is an authority, not a path; Go leaves both alone.
   const bool is_connect = method == "CONNECT";
-  if (!is_connect) {
-    if (const int id = static_lookup(method, path); id >= 0) {
-      prepare(out.values, path.size());
-      out.kind = MatchResult::Kind::kFound;
-      out.id = id;
-      out.pattern = routes_[id]->pattern.text;
-      return;
-    }
-  }
   std::string cleaned;  // non-empty iff the path was unclean
   std::string_view p = path;
   if (!is_connect) {

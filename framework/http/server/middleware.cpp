@@ -194,14 +194,14 @@ void append_escaped(std::string& out, std::string_view s) {
 // the server answers for it (200, or 408/400/413 when its request body
 // failed: detail::status_for_silent_handler); one that
 // threw gets 500 (from recover or the server), which is what an outer
-// middleware sees while unwinding.
-int status_sent(const ResponseWriter& w) {
+// middleware sees while unwinding. `direct` is ExchangeAccess::direct(w),
+// which a caller may have asked already: the server's own writer (the usual
+// case) tells its status from the exchange; a wrapper may override
+// status(), so it is asked.
+int status_sent(const ResponseWriter& w, const detail::Exchange* direct) {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): read-only use
-  auto& writer = const_cast<ResponseWriter&>(w);
-  // The server's own writer (the usual case) tells its status from the
-  // exchange; a wrapper may override status(), so it is asked.
-  const detail::Exchange* direct = detail::ExchangeAccess::direct(writer);
-  const detail::Exchange* x = direct != nullptr ? direct : detail::ExchangeAccess::of(writer);
+  const detail::Exchange* x =
+      direct != nullptr ? direct : detail::ExchangeAccess::of(const_cast<ResponseWriter&>(w));
   if (x != nullptr && detail::body_error_takes_over(*x))
     return detail::status_for_silent_handler(*x);
   if (const int status = direct != nullptr ? direct->status : w.status(); status != 0)
@@ -210,11 +210,18 @@ int status_sent(const ResponseWriter& w) {
   return x != nullptr ? detail::status_for_silent_handler(*x) : 200;
 }
 
+int status_sent(const ResponseWriter& w) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): read-only use
+  return status_sent(w, detail::ExchangeAccess::direct(const_cast<ResponseWriter&>(w)));
+}
+
 // When the request's head was complete: the server read the clock then
 // (Exchange::head_at), so the latency middleware adds one read per request,
-// not two. Now for a request no connection serves.
-std::chrono::steady_clock::time_point request_start(Request& req) {
-  const detail::Exchange* x = detail::ExchangeAccess::of(req);
+// not two. Now for a request no connection serves. `x` is the request's
+// exchange if the caller has it (null: looked up).
+std::chrono::steady_clock::time_point request_start(Request& req,
+                                                    const detail::Exchange* x = nullptr) {
+  if (x == nullptr) x = detail::ExchangeAccess::of(req);
   if (x != nullptr && x->head_at != std::chrono::steady_clock::time_point{}) return x->head_at;
   return std::chrono::steady_clock::now();
 }
@@ -408,14 +415,19 @@ Middleware security_headers(SecurityHeadersOptions opts) {
 Middleware metrics() {
   return [](Handler next) -> Handler {
     return [next = std::move(next)](Request& req, ResponseWriter& w) {
-      const auto start = request_start(req);
+      // One caller check for the start and the status (the server's own
+      // writer; a wrapper's status is asked of it).
+      const detail::Exchange* direct = detail::ExchangeAccess::direct(w);
+      const auto start = request_start(req, direct);
       struct Recorder {
         ResponseWriter& w;
+        const detail::Exchange* direct;
         std::chrono::steady_clock::time_point start;
         ~Recorder() {
-          detail::http_metrics().record(status_sent(w), std::chrono::steady_clock::now() - start);
+          detail::http_metrics().record(status_sent(w, direct),
+                                        std::chrono::steady_clock::now() - start);
         }
-      } recorder{w, start};
+      } recorder{w, direct, start};
       next(req, w);
     };
   };

@@ -220,7 +220,15 @@ bool body_is_skippable(const Exchange& x) {
 // (write_header, or the implicit 200): a valid one frames the body, an
 // invalid one is dropped.
 void adopt_declared_length(Exchange& x) {
-  std::string_view cl = x.header.get("Content-Length");
+  // The first Content-Length, as Header::get would find it: names are kept
+  // canonical, so an exact compare is enough (inline: no call per response).
+  std::string_view cl;
+  for (const Header::Field& f : x.header) {
+    if (std::string_view(f.name) == "Content-Length") {
+      cl = f.value;
+      break;
+    }
+  }
   if (cl.empty()) return;
   std::uint64_t v = 0;
   for (char c : cl) {
