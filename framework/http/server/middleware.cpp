@@ -462,6 +462,36 @@ struct GuardState {
 
   static std::int64_t now() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
+  // The rare paths, out of line so the guard's per-request frame stays small.
+  // Logs "serving again" if this caller is the one that ends the shedding.
+  [[gnu::noinline]] void serving_again() {
+    if (shedding.exchange(false))
+      log(LogLevel::kInfo, "memory below the threshold: serving again", memory_usage(), 0);
+  }
+  // Answers 503 over the threshold, or false for an exempt path (the caller
+  // serves it).
+  [[gnu::noinline]] bool shed(Request& req, ResponseWriter& w) {
+    for (const std::string& path : opts.exempt) {
+      if (req.path() == path) return false;
+    }
+    detail::http_metrics().requests_shed.fetch_add(1, std::memory_order_relaxed);
+    shed_since_log.fetch_add(1, std::memory_order_relaxed);
+    const bool started = !shedding.load(std::memory_order_relaxed) && !shedding.exchange(true);
+    if (started || detail::once_a_second(last_log)) {
+      if (started) last_log.store(now(), std::memory_order_relaxed);
+      log(LogLevel::kWarn, "memory over the threshold: shedding new requests", memory_usage(),
+          shed_since_log.exchange(0));
+    }
+    // Free stacks the cache keeps committed and freed heap glibc keeps in
+    // its arenas count against the limit: give them back, at most once a
+    // second (a madvise per stack, a walk of every arena: a thread waits).
+    if (detail::once_a_second(last_trim)) goro::blocking([] { goro::free_os_memory(); });
+    w.header().set("Retry-After", retry_after);
+    w.header().set("Connection", "close");
+    error(w, "memory limit nearly reached; retry later", 503);
+    return true;
+  }
+
   // memory_over(opts.fraction) as of request time `t` (see above).
   bool over_at(std::chrono::steady_clock::time_point t) {
     const std::int64_t at = t.time_since_epoch().count();
@@ -499,34 +529,11 @@ Middleware memory_guard(MemoryGuardOptions opts) {
   return [st](Handler next) -> Handler {
     return [st, next = std::move(next)](Request& req, ResponseWriter& w) {
       if (!st->over_at(request_start(req))) {
-        if (st->shedding.load(std::memory_order_relaxed) && st->shedding.exchange(false)) {
-          st->log(LogLevel::kInfo, "memory below the threshold: serving again", memory_usage(), 0);
-        }
+        if (st->shedding.load(std::memory_order_relaxed)) st->serving_again();
         next(req, w);
         return;
       }
-      for (const std::string& path : st->opts.exempt) {
-        if (req.path() == path) {
-          next(req, w);
-          return;
-        }
-      }
-      detail::http_metrics().requests_shed.fetch_add(1, std::memory_order_relaxed);
-      st->shed_since_log.fetch_add(1, std::memory_order_relaxed);
-      const bool started =
-          !st->shedding.load(std::memory_order_relaxed) && !st->shedding.exchange(true);
-      if (started || detail::once_a_second(st->last_log)) {
-        if (started) st->last_log.store(GuardState::now(), std::memory_order_relaxed);
-        st->log(LogLevel::kWarn, "memory over the threshold: shedding new requests", memory_usage(),
-                st->shed_since_log.exchange(0));
-      }
-      // Free stacks the cache keeps committed and freed heap glibc keeps in
-      // its arenas count against the limit: give them back, at most once a
-      // second (a madvise per stack, a walk of every arena: a thread waits).
-      if (detail::once_a_second(st->last_trim)) goro::blocking([] { goro::free_os_memory(); });
-      w.header().set("Retry-After", st->retry_after);
-      w.header().set("Connection", "close");
-      error(w, "memory limit nearly reached; retry later", 503);
+      if (!st->shed(req, w)) next(req, w);
     };
   };
 }
