@@ -3,51 +3,14 @@
 #include "goro/http/header.hpp"
 
 #include <algorithm>
-#include <cstdint>
-#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "framework/http/parser/header_key.hpp"
 #include "framework/http/parser/header_list.hpp"
+#include "framework/http/server/short_bytes.hpp"
 
 namespace goro::http {
-
-namespace {
-
-// a == b for the short strings a header is made of, without a memcmp call
-// (two of them were a third of a kept field's add()): up to 16 bytes are
-// compared as two overlapping words, as route_table.cpp's static keys.
-[[gnu::always_inline]] inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
-  const std::size_t n = a.size();
-  if (n != b.size()) return false;
-  if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
-  std::uint64_t x0 = 0;
-  std::uint64_t x1 = 0;
-  std::uint64_t y0 = 0;
-  std::uint64_t y1 = 0;
-  if (n >= 8) {
-    std::memcpy(&x0, a.data(), 8);
-    std::memcpy(&x1, a.data() + n - 8, 8);
-    std::memcpy(&y0, b.data(), 8);
-    std::memcpy(&y1, b.data() + n - 8, 8);
-  } else if (n >= 4) {
-    std::uint32_t w[4];
-    std::memcpy(&w[0], a.data(), 4);
-    std::memcpy(&w[1], a.data() + n - 4, 4);
-    std::memcpy(&w[2], b.data(), 4);
-    std::memcpy(&w[3], b.data() + n - 4, 4);
-    return w[0] == w[2] && w[1] == w[3];
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (a[i] != b[i]) return false;
-    }
-    return true;
-  }
-  return x0 == y0 && x1 == y1;
-}
-
-}  // namespace
 
 void Header::set(std::string_view name, std::string_view value) {
   if (size_ != 0) del(name);  // a handler's first set() finds nothing to delete
@@ -64,7 +27,8 @@ void Header::add(std::string_view name, std::string_view value) {
   // empty).
   if (size_ < fields_.size()) {
     const Field& f = fields_[size_];
-    if (!f.name.empty() && same_bytes(f.name, name) && same_bytes(f.value, value)) {
+    // Compared inline: two memcmp calls were a third of this path.
+    if (!f.name.empty() && detail::same_bytes(f.name, name) && detail::same_bytes(f.value, value)) {
       ++size_;
       return;
     }

@@ -30,6 +30,7 @@
 #include "framework/http/server/chunked_encoder.hpp"
 #include "framework/http/server/content_type.hpp"
 #include "framework/http/server/exchange.hpp"
+#include "framework/http/server/short_bytes.hpp"
 #include "goro/fs.hpp"
 #include "goro/http/response.hpp"
 
@@ -44,38 +45,12 @@ bool body_allowed(int status) {
   return !(status < 200 || status == 204 || status == 304);
 }
 
-// Copies `n` bytes, without a library call when n <= 32: a head is made of
-// short pieces (names, values, digits), and a memcpy call cost about as many
-// instructions before its first byte as the copy itself (a dozen calls per
-// response were a twentieth of a keep-alive request). Two overlapping moves
-// of a fixed size cover every length of a range; inlined, a constant `n`
-// folds to the moves alone.
-[[gnu::always_inline]] inline void copy_short(char* dst, const char* src, std::size_t n) {
-  if (n >= 16) {
-    if (n > 32) {
-      std::memcpy(dst, src, n);
-      return;
-    }
-    std::memcpy(dst, src, 16);
-    std::memcpy(dst + n - 16, src + n - 16, 16);
-  } else if (n >= 8) {
-    std::memcpy(dst, src, 8);
-    std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(dst, src, 4);
-    std::memcpy(dst + n - 4, src + n - 4, 4);
-  } else if (n > 0) {
-    dst[0] = src[0];
-    dst[n / 2] = src[n / 2];
-    dst[n - 1] = src[n - 1];
-  }
-}
-
 // A response head (and a small body after it) is assembled here and
 // appended to `out` once: four std::string appends per field were a
 // sixteenth of a pipelined request's instructions. A head past the buffer
-// goes to `out` piece by piece. The pieces are inlined, so the server's own
-// field names are copied with constant-size moves.
+// goes to `out` piece by piece. The pieces are inlined and copied with
+// copy_short (short_bytes.hpp), so the server's own field names are
+// constant-size moves.
 class HeadBuilder {
  public:
   explicit HeadBuilder(std::string& out) : out_(out) {}
@@ -88,7 +63,7 @@ class HeadBuilder {
       spill(s);
       return;
     }
-    copy_short(buf_ + n_, s.data(), s.size());
+    detail::copy_short(buf_ + n_, s.data(), s.size());
     n_ += s.size();
   }
 
@@ -110,12 +85,12 @@ class HeadBuilder {
       return;
     }
     char* p = buf_ + n_;
-    copy_short(p, name.data(), name.size());
+    detail::copy_short(p, name.data(), name.size());
     p += name.size();
     p[0] = ':';
     p[1] = ' ';
     p += 2;
-    copy_short(p, value.data(), value.size());
+    detail::copy_short(p, value.data(), value.size());
     p += value.size();
     p[0] = '\r';
     p[1] = '\n';
@@ -132,7 +107,7 @@ class HeadBuilder {
       return;
     }
     char* p = buf_ + n_;
-    copy_short(p, name.data(), name.size());
+    detail::copy_short(p, name.data(), name.size());
     p += name.size();
     p[0] = ':';
     p[1] = ' ';
