@@ -369,7 +369,7 @@ std::error_code fail_writes(Exchange& x, std::error_code ec) {
 
 }  // namespace
 
-Exchange* ResponseWriter::live() const noexcept {
+Exchange* ResponseWriter::live_slow() const noexcept {
   if (owner_ != nullptr && owner_->load(std::memory_order_relaxed) != detail::handler_caller())
     return nullptr;
   return x_;
