@@ -275,6 +275,35 @@ TEST(RouterMatch, StaticTableAnswersAsTheWalkWould) {
   EXPECT_EQ(route(t, "GET", "o.com", "/a/b"), "GET /a/b");
 }
 
+// The static table keys a string by its length and its first and last eight
+// bytes: strings over 16 bytes that differ only in between, and methods of
+// every length, must still tell apart; the table grows as routes come.
+TEST(RouterMatch, StaticTableTellsLongStringsApart) {
+  RouteTable t = table({"GET /aaaaaaaa/one/zzzzzzzz", "GET /aaaaaaaa/two/zzzzzzzz", "GET /abcdefgh",
+                        "GET /abcdefgh/", "GET /abcdefghi", "LONGMETHODNAME-ONE /abc",
+                        "LONGMETHODNAME-TWO /abc", "M /abc", "MKCOL /abc"});
+  EXPECT_EQ(route(t, "GET", "", "/aaaaaaaa/one/zzzzzzzz"), "GET /aaaaaaaa/one/zzzzzzzz");
+  EXPECT_EQ(route(t, "GET", "", "/aaaaaaaa/two/zzzzzzzz"), "GET /aaaaaaaa/two/zzzzzzzz");
+  EXPECT_EQ(route(t, "GET", "", "/aaaaaaaa/six/zzzzzzzz"), "404");
+  EXPECT_EQ(route(t, "GET", "", "/abcdefgh"), "GET /abcdefgh");
+  EXPECT_EQ(route(t, "GET", "", "/abcdefghi"), "GET /abcdefghi");
+  EXPECT_EQ(route(t, "GET", "", "/abcdefgh/"), "GET /abcdefgh/");
+  EXPECT_EQ(route(t, "LONGMETHODNAME-ONE", "", "/abc"), "LONGMETHODNAME-ONE /abc");
+  EXPECT_EQ(route(t, "LONGMETHODNAME-TWO", "", "/abc"), "LONGMETHODNAME-TWO /abc");
+  EXPECT_EQ(route(t, "LONGMETHODNAME-SIX", "", "/abc"),
+            "405 LONGMETHODNAME-ONE, LONGMETHODNAME-TWO, M, MKCOL");
+  EXPECT_EQ(route(t, "M", "", "/abc"), "M /abc");
+  EXPECT_EQ(route(t, "MKCOL", "", "/abc"), "MKCOL /abc");
+  for (int i = 0; i < 100; ++i)
+    t.add(std::string("PUT /many/").append(std::to_string(i)));
+  for (int i = 0; i < 100; ++i) {
+    const std::string path = std::string("/many/").append(std::to_string(i));
+    EXPECT_EQ(route(t, "PUT", "", path), std::string("PUT ").append(path));
+  }
+  EXPECT_EQ(route(t, "PUT", "", "/many/100"), "404");
+  EXPECT_EQ(route(t, "GET", "", "/abcdefgh"), "GET /abcdefgh");
+}
+
 TEST(RouterMatch, BacktracksToTheWildcardBranch) {
   const RouteTable t = table({"/a/b/z", "/a/{x}/c", "/{y}/b/z", "/{u}/{w}/c/d"});
   EXPECT_EQ(route(t, "GET", "", "/a/b/c"), "/a/{x}/c x=b");

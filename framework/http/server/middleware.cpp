@@ -194,22 +194,34 @@ void append_escaped(std::string& out, std::string_view s) {
 // the server answers for it (200, or 408/400/413 when its request body
 // failed: detail::status_for_silent_handler); one that
 // threw gets 500 (from recover or the server), which is what an outer
-// middleware sees while unwinding.
-int status_sent(const ResponseWriter& w) {
+// middleware sees while unwinding. `direct` is ExchangeAccess::direct(w),
+// which a caller may have asked already: the server's own writer (the usual
+// case) tells its status from the exchange; a wrapper may override
+// status(), so it is asked.
+int status_sent(const ResponseWriter& w, const detail::Exchange* direct) {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): read-only use
-  const detail::Exchange* x = detail::ExchangeAccess::of(const_cast<ResponseWriter&>(w));
+  const detail::Exchange* x =
+      direct != nullptr ? direct : detail::ExchangeAccess::of(const_cast<ResponseWriter&>(w));
   if (x != nullptr && detail::body_error_takes_over(*x))
     return detail::status_for_silent_handler(*x);
-  if (w.status() != 0) return w.status();
+  if (const int status = direct != nullptr ? direct->status : w.status(); status != 0)
+    return status;
   if (std::uncaught_exceptions() > 0) return 500;
   return x != nullptr ? detail::status_for_silent_handler(*x) : 200;
 }
 
+int status_sent(const ResponseWriter& w) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): read-only use
+  return status_sent(w, detail::ExchangeAccess::direct(const_cast<ResponseWriter&>(w)));
+}
+
 // When the request's head was complete: the server read the clock then
 // (Exchange::head_at), so the latency middleware adds one read per request,
-// not two. Now for a request no connection serves.
-std::chrono::steady_clock::time_point request_start(Request& req) {
-  const detail::Exchange* x = detail::ExchangeAccess::of(req);
+// not two. Now for a request no connection serves. `x` is the request's
+// exchange if the caller has it (null: looked up).
+std::chrono::steady_clock::time_point request_start(Request& req,
+                                                    const detail::Exchange* x = nullptr) {
+  if (x == nullptr) x = detail::ExchangeAccess::of(req);
   if (x != nullptr && x->head_at != std::chrono::steady_clock::time_point{}) return x->head_at;
   return std::chrono::steady_clock::now();
 }
@@ -403,14 +415,19 @@ Middleware security_headers(SecurityHeadersOptions opts) {
 Middleware metrics() {
   return [](Handler next) -> Handler {
     return [next = std::move(next)](Request& req, ResponseWriter& w) {
-      const auto start = request_start(req);
+      // One caller check for the start and the status (the server's own
+      // writer; a wrapper's status is asked of it).
+      const detail::Exchange* direct = detail::ExchangeAccess::direct(w);
+      const auto start = request_start(req, direct);
       struct Recorder {
         ResponseWriter& w;
+        const detail::Exchange* direct;
         std::chrono::steady_clock::time_point start;
         ~Recorder() {
-          detail::http_metrics().record(status_sent(w), std::chrono::steady_clock::now() - start);
+          detail::http_metrics().record(status_sent(w, direct),
+                                        std::chrono::steady_clock::now() - start);
         }
-      } recorder{w, start};
+      } recorder{w, direct, start};
       next(req, w);
     };
   };
@@ -418,8 +435,21 @@ Middleware metrics() {
 
 namespace {
 
+// How long the guard's memory_over() answer stands: memory_over() re-reads
+// the process's memory at most this often anyway (stats.cpp's kRssMaxAge).
+constexpr std::int64_t kMemoryRecheckNs = 10'000'000;
+
 // One guard's shared state. `shedding` is only for logging (the decision is
-// memory_over() per request); the times are nanoseconds on the steady clock.
+// over_at() per request); the times are nanoseconds on the steady clock.
+//
+// over_at() asks memory_over() at most once per kMemoryRecheckNs of request
+// time (when each request's head was complete: the server read that clock
+// already) and answers the requests in between from `over`: a call per
+// request was ~80 instructions (memory_usage()'s clock read and sample
+// check) of a keep-alive request's ~6,000, for an answer that changes at
+// most every 10 ms. A shed therefore starts or stops up to 10 ms after the
+// sample behind it. Relaxed: a reader that sees a new `checked_at` with the
+// old `over` answers from the reading before, one interval older.
 struct GuardState {
   MemoryGuardOptions opts;
   std::string retry_after;
@@ -427,8 +457,51 @@ struct GuardState {
   std::atomic<std::int64_t> last_log{0};
   std::atomic<std::int64_t> last_trim{0};
   std::atomic<std::uint64_t> shed_since_log{0};
+  std::atomic<std::int64_t> checked_at{0};  // 0: never
+  std::atomic<bool> over{false};
 
   static std::int64_t now() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+  // The rare paths, out of line so the guard's per-request frame stays small.
+  // Logs "serving again" if this caller is the one that ends the shedding.
+  [[gnu::noinline]] void serving_again() {
+    if (shedding.exchange(false))
+      log(LogLevel::kInfo, "memory below the threshold: serving again", memory_usage(), 0);
+  }
+  // Answers 503 over the threshold, or false for an exempt path (the caller
+  // serves it).
+  [[gnu::noinline]] bool shed(Request& req, ResponseWriter& w) {
+    for (const std::string& path : opts.exempt) {
+      if (req.path() == path) return false;
+    }
+    detail::http_metrics().requests_shed.fetch_add(1, std::memory_order_relaxed);
+    shed_since_log.fetch_add(1, std::memory_order_relaxed);
+    const bool started = !shedding.load(std::memory_order_relaxed) && !shedding.exchange(true);
+    if (started || detail::once_a_second(last_log)) {
+      if (started) last_log.store(now(), std::memory_order_relaxed);
+      log(LogLevel::kWarn, "memory over the threshold: shedding new requests", memory_usage(),
+          shed_since_log.exchange(0));
+    }
+    // Free stacks the cache keeps committed and freed heap glibc keeps in
+    // its arenas count against the limit: give them back, at most once a
+    // second (a madvise per stack, a walk of every arena: a thread waits).
+    if (detail::once_a_second(last_trim)) goro::blocking([] { goro::free_os_memory(); });
+    w.header().set("Retry-After", retry_after);
+    w.header().set("Connection", "close");
+    error(w, "memory limit nearly reached; retry later", 503);
+    return true;
+  }
+
+  // memory_over(opts.fraction) as of request time `t` (see above).
+  bool over_at(std::chrono::steady_clock::time_point t) {
+    const std::int64_t at = t.time_since_epoch().count();
+    const std::int64_t last = checked_at.load(std::memory_order_relaxed);
+    if (last != 0 && at - last < kMemoryRecheckNs) return over.load(std::memory_order_relaxed);
+    const bool o = memory_over(opts.fraction);
+    over.store(o, std::memory_order_relaxed);
+    checked_at.store(at, std::memory_order_relaxed);
+    return o;
+  }
 
   void log(LogLevel level, std::string_view msg, const MemoryUsage& u, std::uint64_t shed) const {
     if (!opts.log || !opts.log->enabled(level)) return;
@@ -455,35 +528,12 @@ Middleware memory_guard(MemoryGuardOptions opts) {
   st->opts = std::move(opts);
   return [st](Handler next) -> Handler {
     return [st, next = std::move(next)](Request& req, ResponseWriter& w) {
-      if (!memory_over(st->opts.fraction)) {
-        if (st->shedding.load(std::memory_order_relaxed) && st->shedding.exchange(false)) {
-          st->log(LogLevel::kInfo, "memory below the threshold: serving again", memory_usage(), 0);
-        }
+      if (!st->over_at(request_start(req))) {
+        if (st->shedding.load(std::memory_order_relaxed)) st->serving_again();
         next(req, w);
         return;
       }
-      for (const std::string& path : st->opts.exempt) {
-        if (req.path() == path) {
-          next(req, w);
-          return;
-        }
-      }
-      detail::http_metrics().requests_shed.fetch_add(1, std::memory_order_relaxed);
-      st->shed_since_log.fetch_add(1, std::memory_order_relaxed);
-      const bool started =
-          !st->shedding.load(std::memory_order_relaxed) && !st->shedding.exchange(true);
-      if (started || detail::once_a_second(st->last_log)) {
-        if (started) st->last_log.store(GuardState::now(), std::memory_order_relaxed);
-        st->log(LogLevel::kWarn, "memory over the threshold: shedding new requests", memory_usage(),
-                st->shed_since_log.exchange(0));
-      }
-      // Free stacks the cache keeps committed and freed heap glibc keeps in
-      // its arenas count against the limit: give them back, at most once a
-      // second (a madvise per stack, a walk of every arena: a thread waits).
-      if (detail::once_a_second(st->last_trim)) goro::blocking([] { goro::free_os_memory(); });
-      w.header().set("Retry-After", st->retry_after);
-      w.header().set("Connection", "close");
-      error(w, "memory limit nearly reached; retry later", 503);
+      if (!st->shed(req, w)) next(req, w);
     };
   };
 }

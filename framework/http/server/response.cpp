@@ -30,6 +30,7 @@
 #include "framework/http/server/chunked_encoder.hpp"
 #include "framework/http/server/content_type.hpp"
 #include "framework/http/server/exchange.hpp"
+#include "framework/http/server/short_bytes.hpp"
 #include "goro/fs.hpp"
 #include "goro/http/response.hpp"
 
@@ -44,9 +45,12 @@ bool body_allowed(int status) {
   return !(status < 200 || status == 204 || status == 304);
 }
 
-// A response head is assembled here and appended to `out` once: four
-// std::string appends per field were a sixteenth of a pipelined request's
-// instructions. A head past the buffer goes to `out` piece by piece.
+// A response head (and a small body after it) is assembled here and
+// appended to `out` once: four std::string appends per field were a
+// sixteenth of a pipelined request's instructions. A head past the buffer
+// goes to `out` piece by piece. The pieces are inlined and copied with
+// copy_short (short_bytes.hpp), so the server's own field names are
+// constant-size moves.
 class HeadBuilder {
  public:
   explicit HeadBuilder(std::string& out) : out_(out) {}
@@ -54,61 +58,74 @@ class HeadBuilder {
   HeadBuilder& operator=(const HeadBuilder&) = delete;
   ~HeadBuilder() = default;
 
-  void put(std::string_view s) {
-    if (s.size() > sizeof buf_ - n_) {
-      out_.append(buf_, n_);
-      n_ = 0;
-      if (s.size() > sizeof buf_) {
-        out_.append(s);
-        return;
-      }
+  [[gnu::always_inline]] void put(std::string_view s) {
+    if (s.size() > room()) {
+      spill(s);
+      return;
     }
-    std::memcpy(buf_ + n_, s.data(), s.size());
+    detail::copy_short(buf_ + n_, s.data(), s.size());
     n_ += s.size();
   }
 
   void status_line(bool http10, int status) {
     if (status == 200) {  // nearly every response
-      put(http10 ? "HTTP/1.0 200 OK\r\n" : "HTTP/1.1 200 OK\r\n");
+      put(http10 ? std::string_view("HTTP/1.0 200 OK\r\n")
+                 : std::string_view("HTTP/1.1 200 OK\r\n"));
       return;
     }
-    put(http10 ? "HTTP/1.0 " : "HTTP/1.1 ");
-    char digits[12];
-    const auto end = std::to_chars(digits, digits + sizeof digits, status).ptr;
-    put(std::string_view(digits, static_cast<std::size_t>(end - digits)));
-    put(" ");
-    put(detail::status_text(status));
-    put("\r\n");
+    other_status_line(http10, status);
   }
 
-  void field(std::string_view name, std::string_view value) {
-    // One bound check and two copies for the line that fits (all but a
-    // handler's huge field): four put()s cost a library memcpy call each.
+  // One bound check and two copies for the line that fits (all but a
+  // handler's huge field).
+  [[gnu::always_inline]] void field(std::string_view name, std::string_view value) {
     const std::size_t line = name.size() + value.size() + 4;
-    if (line > sizeof buf_ - n_) {
-      put(name);
-      put(": ");
-      put(value);
-      put("\r\n");
+    if (line > room()) {
+      field_piecewise(name, value);
       return;
     }
     char* p = buf_ + n_;
-    std::memcpy(p, name.data(), name.size());
+    detail::copy_short(p, name.data(), name.size());
     p += name.size();
-    *p++ = ':';
-    *p++ = ' ';
-    std::memcpy(p, value.data(), value.size());
+    p[0] = ':';
+    p[1] = ' ';
+    p += 2;
+    detail::copy_short(p, value.data(), value.size());
     p += value.size();
-    *p++ = '\r';
-    *p = '\n';
+    p[0] = '\r';
+    p[1] = '\n';
     n_ += line;
   }
 
-  void field(std::string_view name, std::uint64_t value) {
-    char digits[24];
-    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-    field(name, std::string_view(digits, static_cast<std::size_t>(end - digits)));
+  // A number's digits go straight into the buffer.
+  [[gnu::always_inline]] void field(std::string_view name, std::uint64_t value) {
+    constexpr std::size_t kMaxDigits = 20;  // UINT64_MAX
+    if (name.size() + kMaxDigits + 4 > room()) {
+      char digits[kMaxDigits];
+      const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+      field_piecewise(name, std::string_view(digits, static_cast<std::size_t>(end - digits)));
+      return;
+    }
+    char* p = buf_ + n_;
+    detail::copy_short(p, name.data(), name.size());
+    p += name.size();
+    p[0] = ':';
+    p[1] = ' ';
+    p = std::to_chars(p + 2, p + 2 + kMaxDigits, value).ptr;
+    p[0] = '\r';
+    p[1] = '\n';
+    n_ = static_cast<std::size_t>(p + 2 - buf_);
   }
+
+  // The Date field, from the per-thread cache (date_cache.cpp).
+  void date() {
+    char date_buf[29];
+    (void)detail::cached_http_date(date_buf);  // always all 29 bytes
+    field("Date", std::string_view(date_buf, sizeof date_buf));
+  }
+
+  std::size_t size() const noexcept { return n_; }
+  std::size_t room() const noexcept { return sizeof buf_ - n_; }
 
   // Appends what is still buffered; call once, after the last piece.
   void finish() {
@@ -117,6 +134,45 @@ class HeadBuilder {
   }
 
  private:
+  [[gnu::noinline]] void spill(std::string_view s) {
+    out_.append(buf_, n_);
+    n_ = 0;
+    if (s.size() > sizeof buf_) {
+      out_.append(s);
+      return;
+    }
+    std::memcpy(buf_, s.data(), s.size());
+    n_ = s.size();
+  }
+
+  [[gnu::noinline]] void other_status_line(bool http10, int status) {
+    put(http10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    char digits[12];
+    const auto end = std::to_chars(digits, digits + sizeof digits, status).ptr;
+    put_cold(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+    put(" ");
+    put(detail::status_text(status));
+    put("\r\n");
+  }
+
+  // put() for a piece from a small buffer of the caller's (copy_short's
+  // moves could read past it as far as the compiler can tell).
+  [[gnu::noinline]] void put_cold(std::string_view s) {
+    if (s.size() > room()) {
+      spill(s);
+      return;
+    }
+    std::memcpy(buf_ + n_, s.data(), s.size());
+    n_ += s.size();
+  }
+
+  [[gnu::noinline]] void field_piecewise(std::string_view name, std::string_view value) {
+    put(name);
+    put(": ");
+    put_cold(value);
+    put("\r\n");
+  }
+
   std::string& out_;
   std::size_t n_ = 0;  // bytes of buf_ in use
   char buf_[512];
@@ -139,7 +195,15 @@ bool body_is_skippable(const Exchange& x) {
 // (write_header, or the implicit 200): a valid one frames the body, an
 // invalid one is dropped.
 void adopt_declared_length(Exchange& x) {
-  std::string_view cl = x.header.get("Content-Length");
+  // The first Content-Length, as Header::get would find it: names are kept
+  // canonical, so an exact compare is enough (inline: no call per response).
+  std::string_view cl;
+  for (const Header::Field& f : x.header) {
+    if (std::string_view(f.name) == "Content-Length") {
+      cl = f.value;
+      break;
+    }
+  }
   if (cl.empty()) return;
   std::uint64_t v = 0;
   for (char c : cl) {
@@ -179,7 +243,9 @@ HandlerFields scan_handler_fields(const Header& h) {
   return has;
 }
 
-void commit_head(Exchange& x, bool finishing) {
+// Decides the framing and keep-alive (see the top of the file) and writes
+// the head into `out`; the caller finishes `out` and sets head_sent.
+void commit_head(Exchange& x, bool finishing, HeadBuilder& out) {
   bool computed_length = false;  // a Content-Length of body_buf_len to write
   if (x.status == 0) {
     x.status = 200;
@@ -219,10 +285,8 @@ void commit_head(Exchange& x, bool finishing) {
   if (!x.head->keep_alive || x.s->shutting_down.load() || !body_is_skippable(x))
     x.close_after = true;
 
-  HeadBuilder out(x.out);
   out.status_line(http10, x.status);
-  char date_buf[29];
-  if (!has.date) out.field("Date", detail::cached_http_date(date_buf));
+  if (!has.date) out.date();
   if (!x.s->opts.server_name.empty() && !has.server) out.field("Server", x.s->opts.server_name);
   if (body_allowed(x.status) && !has.type && x.body_buf_len > 0 && !x.is_head_method)
     out.field("Content-Type", detail::sniff_content_type(x.body_buf));
@@ -236,8 +300,6 @@ void commit_head(Exchange& x, bool finishing) {
     out.field("Connection", "keep-alive");
   }
   out.put("\r\n");
-  out.finish();
-  x.head_sent = true;
 }
 
 // Appends body bytes after the head, framed.
@@ -277,10 +339,23 @@ Result<void> emit_body(Exchange& x, std::string_view data) {
 
 // Sends the head and what the handler wrote before it (emit_body copies or
 // writes it out and never touches body_buf). body_buf keeps its capacity
-// for the connection's next response.
+// for the connection's next response. A small Content-Length body that
+// emit_body would only append to `out` is appended with the head instead,
+// in the same copy (emit_body's every other case needs it separate: HEAD and
+// no-body statuses drop it, chunks are framed, a body that takes `out` to
+// kOutFlushThreshold goes out at once).
 Result<void> commit_buffered(Exchange& x, bool finishing) {
-  commit_head(x, finishing);
-  Result<void> r = emit_body(x, x.body_buf);
+  HeadBuilder out(x.out);
+  commit_head(x, finishing, out);
+  std::string_view body = x.body_buf;
+  if (x.framing == Framing::kLength && !x.is_head_method && body.size() <= out.room() &&
+      x.out.size() + out.size() + body.size() < detail::kOutFlushThreshold) {
+    out.put(body);
+    body = {};
+  }
+  out.finish();
+  x.head_sent = true;
+  Result<void> r = body.empty() ? Result<void>{} : emit_body(x, body);
   x.body_buf.clear();
   return r;
 }
@@ -294,7 +369,7 @@ std::error_code fail_writes(Exchange& x, std::error_code ec) {
 
 }  // namespace
 
-Exchange* ResponseWriter::live() const noexcept {
+Exchange* ResponseWriter::live_slow() const noexcept {
   if (owner_ != nullptr && owner_->load(std::memory_order_relaxed) != detail::handler_caller())
     return nullptr;
   return x_;
@@ -339,7 +414,10 @@ WriteResult ResponseWriter::write(std::string_view data) {
   if (live_x == nullptr) return make_error_code(errc::handler_returned);
   Exchange& x = *live_x;
   if (x.write_error) return x.write_error;
-  if (x.status == 0) write_header(200);
+  if (x.status == 0) {  // write_header(200), whose checks 200 passes
+    x.status = 200;
+    adopt_declared_length(x);
+  }
   if (!body_allowed(x.status)) return data.size();  // Go: ErrBodyNotAllowed; dropped here
   if (x.declared_length && x.written + data.size() > *x.declared_length)
     return make_error_code(errc::content_length);
@@ -507,8 +585,7 @@ void write_simple_response(std::string& out, int status, std::string_view body, 
                            std::string_view retry_after) {
   HeadBuilder head(out);
   head.status_line(http10, status);
-  char date_buf[29];
-  head.field("Date", cached_http_date(date_buf));
+  head.date();
   if (!server_name.empty()) head.field("Server", server_name);
   if (!retry_after.empty()) head.field("Retry-After", retry_after);
   if (!body.empty()) head.field("Content-Type", "text/plain; charset=utf-8");

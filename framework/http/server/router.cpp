@@ -17,7 +17,8 @@ struct Router::Impl {
   Handler not_found;
   Handler method_not_allowed;
 
-  void dispatch(Request& req, ResponseWriter& w, MatchResult& m) const;
+  // `x` is req's exchange (the caller checked it is live).
+  void dispatch(const detail::Exchange& x, Request& req, ResponseWriter& w, MatchResult& m) const;
 };
 
 Router::Router() : impl_(std::make_shared<Impl>()) {}
@@ -49,7 +50,7 @@ void Router::operator()(Request& req, ResponseWriter& w) const {
   if (outer == nullptr) {
     // The outermost Router matches into the connection's MatchResult, reused
     // across requests (no allocation once warm), and leaves it set.
-    impl_->dispatch(req, w, x->match);
+    impl_->dispatch(*x, req, w, x->match);
     return;
   }
   // A Router under another Router's route: its own match for its handlers,
@@ -60,11 +61,13 @@ void Router::operator()(Request& req, ResponseWriter& w) const {
     ~Restore() { ExchangeAccess::set_route(req, outer); }
   } restore{req, outer};
   MatchResult own;
-  impl_->dispatch(req, w, own);
+  impl_->dispatch(*x, req, w, own);
 }
 
-void Router::Impl::dispatch(Request& req, ResponseWriter& w, MatchResult& m) const {
-  table.match(req.method(), req.host(), req.path(), m);
+void Router::Impl::dispatch(const detail::Exchange& x, Request& req, ResponseWriter& w,
+                            MatchResult& m) const {
+  // From the exchange: req's accessors would each check the caller again.
+  table.match(x.head->method, x.head->host, x.path, m);
   detail::ExchangeAccess::set_route(req, &m);
   switch (m.kind) {
     case MatchResult::Kind::kFound:

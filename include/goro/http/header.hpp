@@ -67,6 +67,9 @@ class Header {
   void trim(std::size_t max_kept_bytes);
 
  private:
+  // add() for a field that is not the kept one at size_ (header.cpp).
+  void add_new(std::string_view name, std::string_view value);
+
   // A handful of fields: a flat vector beats a map. fields_[0, size_) are
   // the header; the rest are cleared or deleted fields kept with their
   // strings' capacity, so a connection's next response sets its fields

@@ -94,7 +94,9 @@ struct MemoryGuardOptions {
 // Sheds load before the kernel's OOM killer does: while memory_over(fraction)
 // holds, a new request (outside `exempt`) is answered "503 Service
 // Unavailable" with Retry-After and Connection: close before its handler
-// runs, its body unread, and counted in goro_http_requests_shed_total.
+// runs, its body unread, and counted in goro_http_requests_shed_total. The
+// guard asks memory_over() at most every 10 ms (as often as memory_over()
+// re-reads the memory), so shedding starts and stops up to 10 ms late.
 // Requests already in their handlers finish. While shedding it also calls
 // goro::free_os_memory() once a second, so stacks and heap freed by finished
 // requests leave the cgroup. Without a cgroup memory limit it never sheds. The measure is what the

@@ -75,6 +75,7 @@
 #include <string_view>
 #include <utility>
 
+#include "goro/detail/park.hpp"
 #include "goro/http/header.hpp"
 #include "goro/result.hpp"
 
@@ -151,7 +152,16 @@ class ResponseWriter {
   explicit ResponseWriter(detail::Exchange* x) : x_(x) {}
   // x_ when the caller is the goroutine running this response's handler
   // (owner_), else null; x_ as is when owner_ is null (the server's own use).
-  detail::Exchange* live() const noexcept;
+  // Inline for the usual caller, the handler's own goroutine (a handler's
+  // write asks several times: a call each was ~16 instructions); any other
+  // caller, on a goroutine or not, is live_slow()'s.
+  detail::Exchange* live() const noexcept {
+    if (owner_ == nullptr) return x_;
+    const void* owner = owner_->load(std::memory_order_relaxed);
+    if (owner != nullptr && owner == goro::detail::running_g()) return x_;
+    return live_slow();
+  }
+  detail::Exchange* live_slow() const noexcept;
   // Exactly one is set: x_ for the server's writer, inner_ for a wrapper.
   detail::Exchange* x_ = nullptr;
   ResponseWriter* inner_ = nullptr;
