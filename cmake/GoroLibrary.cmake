@@ -11,5 +11,13 @@ function(goro_add_library)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${PROJECT_SOURCE_DIR})
   goro_target_warnings(${target})
+  # Static, but position-independent (CMAKE_POSITION_INDEPENDENT_CODE: a
+  # user may link goro into a shared object): with -fPIC alone GCC assumes
+  # any exported function may be interposed at load time, so it never
+  # inlines one into its callers in the same file (Request::live() into the
+  # accessors beside it, say). goro's symbols are not meant to be
+  # interposed; clang assumes as much already.
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANG_AND_ID:CXX,GNU>:-fno-semantic-interposition>)
   set_property(GLOBAL APPEND PROPERTY GORO_EXPORTED_TARGETS ${target})
 endfunction()
