@@ -37,7 +37,8 @@
 //
 // ## Moving a deadline later (the lazy extension)
 // An HTTP connection moves two deadlines a request, each later than the
-// last (the idle timeout at rest, the write timeout at the head): two timer
+// last (the idle timeout at rest, the write timeout at the head; on its
+// grid, often to the value it has: "Setting a deadline again"): two timer
 // resets, four mutexes and two heap operations, a tenth of a keep-alive
 // request's instructions. So a deadline moved to a time at or after the
 // moment its armed timer fires is only recorded: with no lock, rd is CASed

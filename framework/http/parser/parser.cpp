@@ -412,6 +412,10 @@ struct RequestParser::State {
     moved(head.target);
     moved(head.host);
     moved(head.expect_value);
+    // The tally's views too (FieldTally: they point where the values lie).
+    moved(tally.host);
+    if (tally.expect) moved(*tally.expect);
+    if (tally.upgrade) moved(*tally.upgrade);
   }
 
   // fast_head() for parse(): true when it decided (r is the kHead or the

@@ -86,7 +86,8 @@ bool SectionScanner::leading(char c) noexcept {
 // (the loop then runs from the start, so every refusal, a leading blank line and a head split
 // across reads stay the loop's). A client's head usually arrives whole; the loop costs a
 // state-machine step per CR, LF and line start. (The heads that reach the scanner whole are
-// those the parser's fast path leaves to llhttp: a POST's, for one.)
+// those the parser's fast path leaves to llhttp, a POST's for one, or refuses, and every head
+// of a parser built for llhttp alone.)
 //
 // Per block of sixteen: the CR, LF and SP/HTAB bit masks. The head is
 // well formed up to its end when every LF follows a CR and every CR is

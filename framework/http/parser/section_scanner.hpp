@@ -19,8 +19,9 @@
 // head in one call: its verdict then never depends on how TCP split the bytes,
 // and field views point into memory the parser owns.
 //
-// A head the request parser's fast path finds whole at the start of its
-// input never reaches the scanner: the fast path's byte classes hold no CR
+// A head the request parser's fast path takes whole at the start of its
+// input never reaches the scanner (one it refuses or leaves to llhttp
+// does, from its start): the fast path's byte classes hold no CR
 // or LF and its lines start with a token byte, so it checks these rules as
 // it goes (parser.cpp "The head fast path").
 //

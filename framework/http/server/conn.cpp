@@ -13,7 +13,10 @@
 // The idle deadline (at each rest) and the write deadline (at each head) are
 // rounded up to a grid of at most 1/1024 of their timeout, a power of two of
 // nanoseconds (on_grid): the requests a keep-alive connection sends within
-// one step of it set the deadline it has already, which the netpoller sees
+// one step of it set the deadline it has already (the write deadline always;
+// the idle one at the rests that put idle_until on the socket: a drained
+// plain connection's under release_when_drained, the default; a rest with
+// a release moment arms that instead), which the netpoller sees
 // at the cost of three loads (netpoll/poll_desc.cpp "Setting a deadline
 // again"), where a deadline moved later took a reference on the socket,
 // dropped it, and a CAS. A timeout then ends up to a thousandth of its
@@ -62,7 +65,6 @@ constexpr auto kLingerTime = std::chrono::milliseconds(500);
 constexpr auto kMinIdleRelease = std::chrono::milliseconds(1);
 constexpr std::size_t kLingerBytes = 256 << 10;
 
-// FIN, then drop what the client still sends for a moment, then close.
 // `t` rounded up to the grid of `timeout` ("Deadlines on a grid").
 net::Clock::time_point on_grid(net::Clock::time_point t, std::chrono::nanoseconds timeout) {
   const auto step = static_cast<std::int64_t>(
@@ -71,6 +73,7 @@ net::Clock::time_point on_grid(net::Clock::time_point t, std::chrono::nanosecond
   return net::Clock::time_point(net::Clock::duration((ns + step - 1) & ~(step - 1)));
 }
 
+// FIN, then drop what the client still sends for a moment, then close.
 void linger_close(net::Conn& conn) {
   (void)conn.close_write();
   (void)conn.set_read_deadline(kLingerTime);

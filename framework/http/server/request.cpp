@@ -66,9 +66,10 @@ void for_each_query_value(std::string_view query, std::string_view name, Fn&& fn
 // Request::live(), with handler_caller() spelled out: running_g() first,
 // the thread's token only off goroutines. Inline here for this file's
 // accessors, live()'s most frequent callers (three a request in
-// goro-hello): the library is position-independent code, so the compiler
-// does not inline live() itself, an exported function it must assume may
-// be interposed. The call and its stack frame were half of each check.
+// goro-hello): written when the library's position-independent code made
+// the compiler assume live() interposable and never inline it (the build
+// now says -fno-semantic-interposition, cmake/GoroLibrary.cmake); the call
+// and its stack frame were half of each check.
 inline Exchange* live_exchange(Exchange* x, const std::atomic<const void*>* owner) noexcept {
   if (owner == nullptr) return x;
   const void* o = owner->load(std::memory_order_relaxed);

@@ -96,7 +96,8 @@ struct MemoryGuardOptions {
 // Unavailable" with Retry-After and Connection: close before its handler
 // runs, its body unread, and counted in goro_http_requests_shed_total. The
 // guard asks memory_over() at most every 10 ms (as often as memory_over()
-// re-reads the memory), so shedding starts and stops up to 10 ms late.
+// re-reads the memory), so shedding starts and stops up to about 20 ms late
+// (memory_over()'s own sample may be 10 ms old when the guard keeps it).
 // Requests already in their handlers finish. While shedding it also calls
 // goro::free_os_memory() once a second, so stacks and heap freed by finished
 // requests leave the cgroup. Without a cgroup memory limit it never sheds. The measure is what the
