@@ -76,6 +76,15 @@ class HeadBuilder {
     other_status_line(http10, status);
   }
 
+  // "name: " at p (room checked by the caller); returns the value's place.
+  [[gnu::always_inline]] static char* name_at(char* p, std::string_view name) {
+    detail::copy_short(p, name.data(), name.size());
+    p += name.size();
+    p[0] = ':';
+    p[1] = ' ';
+    return p + 2;
+  }
+
   // One bound check and two copies for the line that fits (all but a
   // handler's huge field).
   [[gnu::always_inline]] void field(std::string_view name, std::string_view value) {
@@ -84,12 +93,7 @@ class HeadBuilder {
       field_piecewise(name, value);
       return;
     }
-    char* p = buf_ + n_;
-    detail::copy_short(p, name.data(), name.size());
-    p += name.size();
-    p[0] = ':';
-    p[1] = ' ';
-    p += 2;
+    char* p = name_at(buf_ + n_, name);
     detail::copy_short(p, value.data(), value.size());
     p += value.size();
     p[0] = '\r';
@@ -106,12 +110,8 @@ class HeadBuilder {
       field_piecewise(name, std::string_view(digits, static_cast<std::size_t>(end - digits)));
       return;
     }
-    char* p = buf_ + n_;
-    detail::copy_short(p, name.data(), name.size());
-    p += name.size();
-    p[0] = ':';
-    p[1] = ' ';
-    p = std::to_chars(p + 2, p + 2 + kMaxDigits, value).ptr;
+    char* p = name_at(buf_ + n_, name);
+    p = std::to_chars(p, p + kMaxDigits, value).ptr;
     p[0] = '\r';
     p[1] = '\n';
     n_ = static_cast<std::size_t>(p + 2 - buf_);
