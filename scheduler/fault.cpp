@@ -19,13 +19,19 @@ Armed g_sites[static_cast<int>(FaultSite::kCount)];
 
 }  // namespace
 
+std::atomic<bool> g_faults_armed{false};
+
 void arm_fault(FaultSite site, int times, int err) noexcept {
+  // Before the count, released: a site whose thread sees the count sees
+  // the flag. A site that runs beside the arming may miss both, as it
+  // could miss the count alone before.
+  g_faults_armed.store(true, std::memory_order_release);
   Armed& a = g_sites[static_cast<int>(site)];
   a.err.store(err, std::memory_order_relaxed);
   a.left.store(times, std::memory_order_release);
 }
 
-bool take_fault(FaultSite site) noexcept {
+bool take_fault_armed(FaultSite site) noexcept {
   Armed& a = g_sites[static_cast<int>(site)];
   int left = a.left.load(std::memory_order_relaxed);
   while (left > 0) {

@@ -2,6 +2,8 @@
 // the HTTP counters.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "framework/http/server/http_metrics.hpp"
 #include "goro/http/metrics.hpp"
 #include "goro/runtime.hpp"
@@ -16,15 +18,91 @@ HttpMetrics& http_metrics() {
   return m;
 }
 
-void HttpMetrics::record(int status, std::chrono::nanoseconds latency) {
+namespace {
+
+std::atomic<MetricsShard*> g_shards{nullptr};  // push-only list (MetricsShard::next)
+
+// A free shard (its thread exited), else a new one on the list.
+MetricsShard* adopt_shard() {
+  for (MetricsShard* s = g_shards.load(std::memory_order_acquire); s != nullptr; s = s->next) {
+    bool owned = false;
+    // acquire: the last owner's counts, stored before it let go.
+    if (!s->owned.load(std::memory_order_relaxed) &&
+        s->owned.compare_exchange_strong(owned, true, std::memory_order_acquire))
+      return s;
+  }
+  auto* s = new MetricsShard;  // NOLINT(cppcoreguidelines-owning-memory): never freed
+  s->owned.store(true, std::memory_order_relaxed);
+  MetricsShard* head = g_shards.load(std::memory_order_relaxed);
+  do {
+    s->next = head;
+  } while (!g_shards.compare_exchange_weak(head, s, std::memory_order_release,
+                                           std::memory_order_relaxed));
+  return s;
+}
+
+// Lets the thread's shard go when the thread exits.
+struct ShardOwner {
+  MetricsShard* shard = nullptr;
+  ~ShardOwner() {
+    if (shard != nullptr) shard->owned.store(false, std::memory_order_release);
+  }
+};
+
+// The shard, as a plain pointer (no TLS wrapper or guard to reach it); the
+// owner with its destructor is touched once per thread.
+thread_local MetricsShard* t_shard = nullptr;
+thread_local ShardOwner t_owner;
+
+[[gnu::noinline]] MetricsShard& first_shard() noexcept {
+  // No memory for a thread's first shard: terminate (noexcept), as for
+  // anything the runtime cannot do without.
+  MetricsShard* s = adopt_shard();
+  t_owner.shard = s;
+  t_shard = s;
+  return *s;
+}
+
+}  // namespace
+
+#if defined(__clang__)
+__attribute__((noinline))
+#else
+__attribute__((noipa))
+#endif
+MetricsShard&
+this_thread_metrics() noexcept {
+  MetricsShard** s = &t_shard;
+  asm volatile("" : "+r"(s));
+  if (*s == nullptr) [[unlikely]]
+    return first_shard();
+  return **s;
+}
+
+std::int64_t metric_total(MetricSlot slot) noexcept {
+  std::int64_t sum = 0;
+  for (MetricsShard* s = g_shards.load(std::memory_order_acquire); s != nullptr; s = s->next)
+    sum += s->v[slot].load(std::memory_order_relaxed);
+  return sum;
+}
+
+std::size_t metric_shard_count() noexcept {
+  std::size_t n = 0;
+  for (MetricsShard* s = g_shards.load(std::memory_order_acquire); s != nullptr; s = s->next)
+    ++n;
+  return n;
+}
+
+void HttpMetrics::record(int status, std::chrono::nanoseconds latency) noexcept {
+  MetricsShard& m = this_thread_metrics();
   const int cls = status / 100;
-  if (cls >= 1 && cls <= 5) requests_by_class[cls].fetch_add(1, std::memory_order_relaxed);
+  if (cls >= 1 && cls <= 5) m.add(static_cast<MetricSlot>(kClass1xx + cls - 1), 1);
   const double secs = std::chrono::duration<double>(latency).count();
   std::size_t i = 0;
   while (i < kLatencyBuckets.size() && secs > kLatencyBuckets[i])
     ++i;
-  latency_buckets[i].fetch_add(1, std::memory_order_relaxed);
-  latency_sum_ns.fetch_add(static_cast<std::uint64_t>(latency.count()), std::memory_order_relaxed);
+  m.add(static_cast<MetricSlot>(kBucket0 + i), 1);
+  m.add(kLatencySumNs, latency.count());
 }
 
 }  // namespace detail
@@ -79,15 +157,16 @@ std::string metrics_text() {
       "# HELP goro_http_requests_total HTTP requests answered, by status class.\n"
       "# TYPE goro_http_requests_total counter\n");
   for (int c = 1; c <= 5; ++c)
-    fmt::format_to(std::back_inserter(out), "goro_http_requests_total{{code=\"{}xx\"}} {}\n", c,
-                   m.requests_by_class[c].load(rl));
+    fmt::format_to(
+        std::back_inserter(out), "goro_http_requests_total{{code=\"{}xx\"}} {}\n", c,
+        detail::metric_total(static_cast<detail::MetricSlot>(detail::kClass1xx + c - 1)));
   metric(out, "goro_http_requests_in_flight", "gauge", "Requests being handled.",
-         m.in_flight.load(rl));
+         std::max<std::int64_t>(0, detail::metric_total(detail::kInFlight)));
   metric(out, "goro_http_connections", "gauge", "Open HTTP connections.",
          m.connections_open.load(rl));
   metric(out, "goro_http_connections_released", "gauge",
          "Idle keep-alive connections whose goroutine was released (idle_release_after).",
-         m.connections_released.load(rl));
+         std::max<std::int64_t>(0, detail::metric_total(detail::kReleased)));
   metric(out, "goro_http_connections_total", "counter", "Accepted HTTP connections.",
          m.connections_total.load(rl));
   metric(out, "goro_http_connections_rejected_total", "counter",
@@ -116,17 +195,20 @@ std::string metrics_text() {
       "# TYPE goro_http_request_duration_seconds histogram\n");
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < detail::kLatencyBuckets.size(); ++i) {
-    cumulative += m.latency_buckets[i].load(rl);
+    cumulative += static_cast<std::uint64_t>(
+        detail::metric_total(static_cast<detail::MetricSlot>(detail::kBucket0 + i)));
     fmt::format_to(std::back_inserter(out),
                    "goro_http_request_duration_seconds_bucket{{le=\"{}\"}} {}\n",
                    detail::kLatencyBuckets[i], cumulative);
   }
-  cumulative += m.latency_buckets.back().load(rl);
+  cumulative += static_cast<std::uint64_t>(detail::metric_total(
+      static_cast<detail::MetricSlot>(detail::kBucket0 + detail::kLatencyBuckets.size())));
   fmt::format_to(std::back_inserter(out),
                  "goro_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}\n"
                  "goro_http_request_duration_seconds_sum {:.9f}\n"
                  "goro_http_request_duration_seconds_count {}\n",
-                 cumulative, static_cast<double>(m.latency_sum_ns.load(rl)) / 1e9, cumulative);
+                 cumulative, static_cast<double>(detail::metric_total(detail::kLatencySumNs)) / 1e9,
+                 cumulative);
   return out;
 }
 

@@ -65,6 +65,15 @@ constexpr auto kLingerTime = std::chrono::milliseconds(500);
 constexpr auto kMinIdleRelease = std::chrono::milliseconds(1);
 constexpr std::size_t kLingerBytes = 256 << 10;
 
+// Now on the coarse clock plus its slack: never early, up to two ticks
+// (8 ms here) late, for a fifth of a precise read. The clock of deadlines
+// that run seconds (read-header, body, write, idle), never of latency
+// (Exchange::head_ticks).
+net::Clock::time_point late_now() {
+  return net::Clock::time_point(
+      std::chrono::nanoseconds(goro::detail::coarse_now() + goro::detail::coarse_slack()));
+}
+
 // `t` rounded up to the grid of `timeout` ("Deadlines on a grid").
 net::Clock::time_point on_grid(net::Clock::time_point t, std::chrono::nanoseconds timeout) {
   const auto step = static_cast<std::int64_t>(
@@ -119,7 +128,7 @@ void answer_parse_error(Exchange& x) {
     fmt::format_to(std::back_inserter(body), ": {}", err.reason);
   const std::size_t before = x.out.size();
   write_simple_response(x.out, err.status, body, true, x.s->opts.server_name);
-  http_metrics().record(err.status, std::chrono::nanoseconds{0});
+  HttpMetrics::record(err.status, std::chrono::nanoseconds{0});
   report_rejected(x, err.status, x.out.size() - before, err.reason);
 }
 
@@ -312,10 +321,7 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
   // plus its slack, never early, at most two ticks late on an idle_timeout
   // of seconds, for a third of the cost (nearly every keep-alive request
   // under load releases).
-  const net::Clock::time_point now =
-      release_drained ? net::Clock::time_point(std::chrono::nanoseconds(
-                            goro::detail::coarse_now() + goro::detail::coarse_slack()))
-                      : net::Clock::now();
+  const net::Clock::time_point now = release_drained ? late_now() : net::Clock::now();
   if (new_rest) {
     const std::chrono::nanoseconds idle = x->s->opts.idle_timeout;
     x->e->idle_until = idle.count() > 0 ? on_grid(now + idle, idle) : net::Clock::time_point{};
@@ -386,15 +392,23 @@ bool read_head(Exchange*& xp, bool& linger, bool& release, bool woken) {
   // `started` was read from the clock after the last read: a head parsed
   // from those bytes was complete at that time too (x->head_at).
   bool started_is_now = false;
+  std::int64_t started_ticks = 0;
   if (!x->unread().empty()) {
-    x->started = net::Clock::now();
+    x->started = late_now();
+    started_ticks = goro::detail::ticks();
     started_is_now = true;
   }
   for (;;) {
     ParseResult r = x->parser.parse(x->unread());
     x->rpos += r.consumed;
     if (r.event == ParseEvent::kHead) {
-      x->head_at = started_is_now ? x->started : net::Clock::now();
+      if (started_is_now) {
+        x->head_at = x->started;
+        x->head_ticks = started_ticks;
+      } else {
+        x->head_at = late_now();
+        x->head_ticks = goro::detail::ticks();
+      }
       return true;
     }
     if (r.event == ParseEvent::kError) {
@@ -455,7 +469,8 @@ bool read_head(Exchange*& xp, bool& linger, bool& release, bool woken) {
     if (at_rest) {
       if (!x->e->transition_to_active()) return false;
       // The first request's clocks (read-header, read) run from accept.
-      x->started = fresh ? x->e->accepted : net::Clock::now();
+      x->started = fresh ? x->e->accepted : late_now();
+      started_ticks = goro::detail::ticks();
       started_is_now = !fresh;
     }
     // A big head arriving as fast as it is read; after the transition, as
@@ -646,7 +661,7 @@ void serve_one(Exchange& x) {
     const std::size_t before = x.out.size();
     write_simple_response(x.out, 417, "417 Expectation Failed", true, x.s->opts.server_name,
                           http10);
-    http_metrics().record(417, std::chrono::nanoseconds{0});
+    HttpMetrics::record(417, std::chrono::nanoseconds{0});
     report_rejected(x, 417, x.out.size() - before, "unsupported Expect");
     x.close_after = true;
     return;
@@ -657,14 +672,14 @@ void serve_one(Exchange& x) {
     x.header.set("Content-Length", "0");
     x.declared_length = 0;
     finish_response(x);
-    http_metrics().record(200, std::chrono::nanoseconds{0});
+    HttpMetrics::record(200, std::chrono::nanoseconds{0});
   } else {
-    HttpMetrics& m = http_metrics();
-    m.in_flight.fetch_add(1, std::memory_order_relaxed);
+    this_thread_metrics().add(kInFlight, 1);
     struct InFlight {  // also when finish_response throws (serve_conn's catch)
-      HttpMetrics& m;
-      ~InFlight() { m.in_flight.fetch_sub(1, std::memory_order_relaxed); }
-    } in_flight{m};
+      // The thread's shard as of the end: the handler may have parked and
+      // resumed on another thread.
+      ~InFlight() { this_thread_metrics().add(kInFlight, -1); }
+    } in_flight;
     x.in_handler = true;
     run_handler(x);
     x.in_handler = false;
@@ -887,7 +902,7 @@ struct ResumeConn {
   std::shared_ptr<ServerState> sp;
   std::shared_ptr<ConnEntry> ep;
   void operator()() {
-    http_metrics().connections_released.fetch_sub(1, std::memory_order_relaxed);
+    this_thread_metrics().add(kReleased, -1);
     serve_requests(std::move(sp), std::move(ep), true);
   }
 };
@@ -915,9 +930,8 @@ bool park_until_readable(ResumeConn& resume) {
   net::NetFd* fd = goro::detail::NetConnAccess::netfd(e.conn);
   if (fd == nullptr) return false;
   if (e.tls != nullptr) tls::detail::expect_wait(*e.tls);
-  std::atomic<std::int64_t>& released = http_metrics().connections_released;
   // Counted before the goroutine can start (it may run at once).
-  released.fetch_add(1, std::memory_order_relaxed);
+  this_thread_metrics().add(kReleased, 1);
   try {
     if (fd->go_when_readable(std::move(resume))) return true;
   } catch (const std::exception& ex) {
@@ -928,7 +942,7 @@ bool park_until_readable(ResumeConn& resume) {
       // Out of memory for the log line too: the close still happens.
     }
   }
-  released.fetch_sub(1, std::memory_order_relaxed);
+  this_thread_metrics().add(kReleased, -1);
   return false;
 }
 

@@ -37,6 +37,7 @@
 #include "framework/http/server/background_read.hpp"
 #include "framework/http/server/server_state.hpp"
 #include "goro/detail/park.hpp"
+#include "goro/detail/ticks.hpp"
 #include "goro/http/header.hpp"
 #include "goro/http/request.hpp"
 #include "goro/http/response.hpp"
@@ -226,14 +227,19 @@ struct Exchange {
   std::string_view query;
   bool is_head_method = false;
   std::string id;
-  std::chrono::steady_clock::time_point started;  // first byte of the head
-  // When the head was complete (read_head). The clock of the write deadline
-  // (Go resets it once a request's head is read) and of the latency the
-  // metrics and access-log middleware measure. `started` when the head came
-  // whole in the bytes `started` was read with: one clock read per request
-  // instead of three (a vDSO read is ~24 ns here, and a pipelined request
-  // costs ~1 us in all).
+  // The first byte of the head, on the coarse clock plus its slack
+  // (read_head's late_now: never early, up to two ticks late): the clock of
+  // the read-header and body deadlines.
+  std::chrono::steady_clock::time_point started;
+  // When the head was complete (read_head), on the same clock: the write
+  // deadline's (Go resets it once a request's head is read; on a grid of
+  // 1/1024 of write_timeout anyway) and memory_guard's (10 ms steps).
+  // `started` when the head came whole in the bytes `started` was read with.
   std::chrono::steady_clock::time_point head_at;
+  // The same moment on the duration clock (goro/detail/ticks.hpp): the
+  // start of the latency the metrics and access-log middleware measure.
+  // 0: not read (a request no connection serves).
+  std::int64_t head_ticks = 0;
   // The body's read deadline: started + read_timeout unless the handler
   // moved it (Request::set_read_deadline); time_point{}: none.
   std::chrono::steady_clock::time_point body_deadline;

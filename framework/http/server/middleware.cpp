@@ -42,6 +42,7 @@
 #include "framework/http/server/http_metrics.hpp"
 #include "goro/detail/park.hpp"
 #include "goro/detail/thread_lock.hpp"
+#include "goro/detail/ticks.hpp"
 #include "goro/http/middleware.hpp"
 #include "goro/runtime.hpp"
 #include "goro/sync.hpp"
@@ -215,15 +216,28 @@ int status_sent(const ResponseWriter& w) {
   return status_sent(w, detail::ExchangeAccess::direct(const_cast<ResponseWriter&>(w)));
 }
 
-// When the request's head was complete: the server read the clock then
-// (Exchange::head_at), so the latency middleware adds one read per request,
-// not two. Now for a request no connection serves. `x` is the request's
-// exchange if the caller has it (null: looked up).
+// When the request's head was complete, on the coarse clock (memory_guard's
+// 10 ms steps; Exchange::head_at). Now for a request no connection serves.
+// `x` is the request's exchange if the caller has it (null: looked up).
 std::chrono::steady_clock::time_point request_start(Request& req,
                                                     const detail::Exchange* x = nullptr) {
   if (x == nullptr) x = detail::ExchangeAccess::of(req);
   if (x != nullptr && x->head_at != std::chrono::steady_clock::time_point{}) return x->head_at;
   return std::chrono::steady_clock::now();
+}
+
+// The same moment on the duration clock, for a latency: the server read it
+// when the head was complete (Exchange::head_ticks), so the latency and
+// access-log middleware add one cheap read per request, not two precise ones.
+std::int64_t request_start_ticks(Request& req, const detail::Exchange* x = nullptr) {
+  if (x == nullptr) x = detail::ExchangeAccess::of(req);
+  if (x != nullptr && x->head_ticks != 0) return x->head_ticks;
+  return goro::detail::ticks();
+}
+
+// Nanoseconds since `start` (request_start_ticks).
+std::chrono::nanoseconds since_ticks(std::int64_t start) {
+  return std::chrono::nanoseconds(goro::detail::ticks_to_ns(goro::detail::ticks() - start));
 }
 
 // The body bytes the handler got to the client: none when the server's
@@ -288,13 +302,13 @@ std::string render_access_line(LogFormat format, const AccessFields& f) {
 Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format) {
   return [sink, format](Handler next) -> Handler {
     return [sink, format, next = std::move(next)](Request& req, ResponseWriter& w) {
-      const auto start = request_start(req);
+      const std::int64_t start = request_start_ticks(req);
       struct Logger {
         LogSink& sink;
         LogFormat format;
         Request& req;
         ResponseWriter& w;
-        std::chrono::steady_clock::time_point start;
+        std::int64_t start;
         // Logs in a destructor so a request whose handler throws is logged
         // too. Out of memory for the line: the line is lost, not the request.
         ~Logger() {
@@ -306,16 +320,14 @@ Middleware access_log(const std::shared_ptr<LogSink>& sink, LogFormat format) {
         void write() {
           const std::string remote = req.remote_addr();
           sink.push(render_access_line(
-              format,
-              {.remote = remote,
-               .method = req.method(),
-               .target = req.target(),
-               .proto = req.proto(),
-               .status = status_sent(w),
-               .bytes = bytes_sent(w),
-               .secs =
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-               .request_id = req.id()}));
+              format, {.remote = remote,
+                       .method = req.method(),
+                       .target = req.target(),
+                       .proto = req.proto(),
+                       .status = status_sent(w),
+                       .bytes = bytes_sent(w),
+                       .secs = std::chrono::duration<double>(since_ticks(start)).count(),
+                       .request_id = req.id()}));
         }
       } logger{*sink, format, req, w, start};
       next(req, w);
@@ -418,15 +430,12 @@ Middleware metrics() {
       // One caller check for the start and the status (the server's own
       // writer; a wrapper's status is asked of it).
       const detail::Exchange* direct = detail::ExchangeAccess::direct(w);
-      const auto start = request_start(req, direct);
+      const std::int64_t start = request_start_ticks(req, direct);
       struct Recorder {
         ResponseWriter& w;
         const detail::Exchange* direct;
-        std::chrono::steady_clock::time_point start;
-        ~Recorder() {
-          detail::http_metrics().record(status_sent(w, direct),
-                                        std::chrono::steady_clock::now() - start);
-        }
+        std::int64_t start;
+        ~Recorder() { detail::HttpMetrics::record(status_sent(w, direct), since_ticks(start)); }
       } recorder{w, direct, start};
       next(req, w);
     };

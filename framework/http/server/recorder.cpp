@@ -116,6 +116,7 @@ std::vector<RecordedResponse> serve_bytes(const Handler& handler, std::string_vi
   for (;;) {
     x.started = net::Clock::now();
     x.head_at = x.started;
+    x.head_ticks = goro::detail::ticks();
     detail::ParseResult r = x.parser.parse(x.unread());
     x.rpos += r.consumed;
     if (r.event == detail::ParseEvent::kError) {

@@ -371,8 +371,7 @@ void trim_heap_after_releases([[maybe_unused]] detail::ServerState& s) {
   // second under that churn made the RSS creep (about 400 B/s,
   // docs/DESIGN.md "Released when drained"). In goro::blocking: off
   // the P.
-  const std::int64_t released =
-      detail::http_metrics().connections_released.load(std::memory_order_relaxed);
+  const std::int64_t released = detail::metric_total(detail::kReleased);
   const std::int64_t held = std::min(released, s.released_last_sweep);
   s.released_last_sweep = released;
   s.released_at_trim = std::min(s.released_at_trim, released);
@@ -426,8 +425,7 @@ Result<void> Server::serve() {
     s->tls_sweep_wg.add(1);
     // The gauge counts every server of the process: this one's rises are
     // measured from where it stood when this one started.
-    s->released_at_trim = s->released_last_sweep =
-        detail::http_metrics().connections_released.load(std::memory_order_relaxed);
+    s->released_at_trim = s->released_last_sweep = detail::metric_total(detail::kReleased);
     goro::go([s, tls] {
       for (;;) {
         const std::size_t which =

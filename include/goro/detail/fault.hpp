@@ -8,12 +8,13 @@
 //   goro::detail::arm_fault(goro::detail::FaultSite::kAccept, 3, ENFILE);
 //   // the next three accept4 calls fail with ENFILE, then all is normal
 //
-// Each site costs one relaxed atomic load while nothing is armed, and the
+// Each site costs one inlined relaxed load while nothing is armed, and the
 // sites are off the per-request path but for one: a stack mapping, a thread
 // start, an accept, a close, and a connection's release while idle (two
 // loads per release, which with release_when_drained is one per request).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace goro::detail {
@@ -43,10 +44,20 @@ enum class FaultSite : std::uint8_t {
 
 // The next `times` calls at `site` fail with errno `err`; times 0 disarms.
 void arm_fault(FaultSite site, int times, int err) noexcept;
-// At a site: false when nothing is armed; true, with errno set, when this
-// call takes one of the armed failures.
-bool take_fault(FaultSite site) noexcept;
 // How many armed failures at `site` were taken since the process started.
 std::uint64_t faults_taken(FaultSite site) noexcept;
+
+// Set by the first arm_fault and never cleared: until a test arms a fault,
+// a site is an inlined load and branch.
+extern std::atomic<bool> g_faults_armed;
+bool take_fault_armed(FaultSite site) noexcept;
+
+// At a site: false when nothing is armed; true, with errno set, when this
+// call takes one of the armed failures.
+inline bool take_fault(FaultSite site) noexcept {
+  if (!g_faults_armed.load(std::memory_order_relaxed)) [[likely]]
+    return false;
+  return take_fault_armed(site);
+}
 
 }  // namespace goro::detail
