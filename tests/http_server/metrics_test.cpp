@@ -57,6 +57,7 @@ TEST(Metrics, ShardedCountsSurviveThreadsThatComeAndGo) {
   });
   for (int r = 0; r < kRounds; ++r) {
     std::vector<std::thread> ts;
+    ts.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t)
       ts.emplace_back([] {
         for (int i = 0; i < kAdds; ++i)
@@ -123,6 +124,7 @@ TEST(Metrics, RequestsOverLoopbackAreCountedOnce) {
   {
     TestServer s(http::chain(r, {http::middleware::metrics()}), {});
     std::vector<std::thread> clients;
+    clients.reserve(kConns);
     std::atomic<int> ok{0};
     for (int c = 0; c < kConns; ++c)
       clients.emplace_back([&, c] {

@@ -380,6 +380,19 @@ void arm_first_head_deadline(Exchange& x) {
 // Nothing there, it releases again at once (NetFd::read_if_ready; the
 // socket is then marked drained, so the next wait is for a new edge).
 
+// The head is complete: when, for its deadlines and its latency. The
+// moment its first bytes came (`started`, `started_ticks`) when it came
+// whole in them (`started_is_now`), else now.
+void stamp_head(Exchange& x, bool started_is_now, std::int64_t started_ticks) {
+  if (started_is_now) {
+    x.head_at = x.started;
+    x.head_ticks = started_ticks;
+  } else {
+    x.head_at = late_now();
+    x.head_ticks = goro::detail::ticks();
+  }
+}
+
 // Reads until the parser reports a head. False: close the connection
 // (`linger` says how), or, with `release` set, end this goroutine and leave
 // the connection to a parked one ("Released while idle"). `woken`: this
@@ -402,13 +415,7 @@ bool read_head(Exchange*& xp, bool& linger, bool& release, bool woken) {
     ParseResult r = x->parser.parse(x->unread());
     x->rpos += r.consumed;
     if (r.event == ParseEvent::kHead) {
-      if (started_is_now) {
-        x->head_at = x->started;
-        x->head_ticks = started_ticks;
-      } else {
-        x->head_at = late_now();
-        x->head_ticks = goro::detail::ticks();
-      }
+      stamp_head(*x, started_is_now, started_ticks);
       return true;
     }
     if (r.event == ParseEvent::kError) {
