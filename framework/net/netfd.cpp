@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "goro/detail/check.hpp"
 #include "goro/detail/fault.hpp"
 #include "goro/detail/park.hpp"
 #include "goro/runtime.hpp"
@@ -125,15 +126,39 @@ Result<void> NetFd::close() {
 }
 
 Result<std::size_t> NetFd::read(void* buf, std::size_t n) {
-  return read_impl(buf, n, true);
+  return read_impl(buf, n, true, false);
 }
 
 Result<std::size_t> NetFd::read_if_ready(void* buf, std::size_t n) {
-  return read_impl(buf, n, false);
+  return read_impl(buf, n, false, false);
 }
 
-Result<std::size_t> NetFd::read_impl(void* buf, std::size_t n, bool may_park) {
-  Ref ref(this);
+void NetFd::check_held([[maybe_unused]] const Ref& held) const {
+  GORO_CHECK(held.ok() && held.f_ == this, "net: a held operation without its own Ref on the fd");
+}
+
+Result<std::size_t> NetFd::read(void* buf, std::size_t n, const Ref& held) {
+  check_held(held);
+  return read_impl(buf, n, true, true);
+}
+
+Result<std::size_t> NetFd::read_if_ready(void* buf, std::size_t n, const Ref& held) {
+  check_held(held);
+  return read_impl(buf, n, false, true);
+}
+
+Result<std::size_t> NetFd::write_all(const void* buf, std::size_t n, const Ref& held) {
+  check_held(held);
+  return write_all_impl(buf, n, true);
+}
+
+void NetFd::await_readable(const Ref& held) {
+  check_held(held);
+  await_readable_impl(true);
+}
+
+Result<std::size_t> NetFd::read_impl(void* buf, std::size_t n, bool may_park, bool held) {
+  const Ref ref = held ? Ref(Ref::Borrowed{}) : Ref(this);
   if (!ref.ok()) return errc::closed;
   if (n == 0) return std::size_t{0};
   // After await_readable's successful wait this read is the one that
@@ -172,7 +197,11 @@ Result<std::size_t> NetFd::read_impl(void* buf, std::size_t n, bool may_park) {
 }
 
 void NetFd::await_readable() {
-  Ref ref(this);
+  await_readable_impl(false);
+}
+
+void NetFd::await_readable_impl(bool held) {
+  const Ref ref = held ? Ref(Ref::Borrowed{}) : Ref(this);
   if (!ref.ok() || !read_drained_) return;
   if (detail::poll_check(pd_, PollMode::kRead)) return;
   if (!detail::poll_wait(pd_, PollMode::kRead)) {
@@ -182,7 +211,11 @@ void NetFd::await_readable() {
 }
 
 Result<std::size_t> NetFd::write_all(const void* buf, std::size_t n) {
-  Ref ref(this);
+  return write_all_impl(buf, n, false);
+}
+
+Result<std::size_t> NetFd::write_all_impl(const void* buf, std::size_t n, bool held) {
+  const Ref ref = held ? Ref(Ref::Borrowed{}) : Ref(this);
   if (!ref.ok()) return errc::closed;
   if (auto ec = detail::poll_check(pd_, PollMode::kWrite)) return ec;
   const auto* p = static_cast<const std::byte*>(buf);

@@ -159,14 +159,37 @@ class NetFd {
    public:
     explicit Ref(NetFd* f) : f_(f), ok_(f->acquire()) {}
     ~Ref() {
-      if (ok_) f_->release();
+      if (ok_ && f_ != nullptr) f_->release();
     }
+    Ref(const Ref&) = delete;
+    Ref& operator=(const Ref&) = delete;
     bool ok() const { return ok_; }
 
    private:
+    friend class NetFd;
+    struct Borrowed {};
+    // An operation under the caller's held Ref: takes none of its own.
+    explicit Ref(Borrowed /*unused*/) : f_(nullptr), ok_(true) {}
     NetFd* f_;
     bool ok_;
   };
+
+  // # Held references
+  // Each operation above takes a reference for its duration: two locked
+  // instructions. A goroutine that makes many in a row on one socket (a
+  // plain connection's loop in framework/http, a read, a write and a wait
+  // per keep-alive request) may hold one Ref across them and call these,
+  // which take none. `held` must be the caller's own ok() Ref on this NetFd
+  // (checked), alive for the call. A close() meanwhile still wins: the
+  // operation sees it in the poll descriptor (poll_check, the wait's
+  // eviction), as one whose Ref was taken before the close does, and the
+  // descriptor stays open until `held` goes. So a goroutine must let its
+  // held Ref go before it waits for this NetFd's destruction (~NetFd waits
+  // for every reference).
+  Result<std::size_t> read(void* buf, std::size_t n, const Ref& held);
+  Result<std::size_t> read_if_ready(void* buf, std::size_t n, const Ref& held);
+  Result<std::size_t> write_all(const void* buf, std::size_t n, const Ref& held);
+  void await_readable(const Ref& held);
 
  private:
   NetFd(int fd, ::goro::detail::PollDesc* pd) : fd_(fd), pd_(pd) {}
@@ -174,7 +197,10 @@ class NetFd {
   bool acquire();
   void release();
   void destroy();
-  Result<std::size_t> read_impl(void* buf, std::size_t n, bool may_park);
+  Result<std::size_t> read_impl(void* buf, std::size_t n, bool may_park, bool held);
+  Result<std::size_t> write_all_impl(const void* buf, std::size_t n, bool held);
+  void await_readable_impl(bool held);
+  void check_held(const Ref& held) const;
   static void hand_to_poller(::goro::detail::G* g, void* pd);
 
   static constexpr std::uint64_t kClosed = 1;

@@ -1,6 +1,7 @@
 // goro::net over loopback: echo round trips, partial I/O, half-close, reset,
 // deadlines, close while parked, Unix sockets, dial. Every test runs the
 // runtime with 4 Ps (more than the 2 cores here) and checks that no fd leaks.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -433,6 +435,49 @@ TEST(NetDeadline, PastDeadlineFailsImmediatelyEvenWithDataReady) {
     auto n = c.read(std::span<char>(buf));
     ASSERT_TRUE(n);
     EXPECT_EQ(std::string(buf, *n), "data");
+  });
+}
+
+// NetFd "Held references": a goroutine's one Ref across many operations.
+// Under it they read, write and wait as the plain ones do; a close() from
+// another goroutine still wins (the parked read wakes with the close, a
+// write after it fails), and the descriptor number stays open, not reused,
+// until the hold goes, then closes (what the plain operations' own Refs
+// guarantee one operation at a time).
+TEST(NetFdHeld, OperationsUnderAHeldRefSeeACloseAndKeepTheFdUntilItGoes) {
+  with_silent_peer([](Conn& c, Conn& s) {
+    goro::net::NetFd* fd = goro::detail::NetConnAccess::netfd(c);
+    ASSERT_NE(fd, nullptr);
+    const int sysfd = fd->sysfd();
+    std::optional<goro::net::NetFd::Ref> hold;
+    hold.emplace(fd);
+    ASSERT_TRUE(hold->ok());
+    char buf[16];
+    ASSERT_TRUE(s.write("ping"));
+    auto n = fd->read(buf, sizeof buf, *hold);
+    ASSERT_TRUE(n);
+    EXPECT_EQ(std::string(buf, *n), "ping");
+    ASSERT_TRUE(fd->write_all("pong", 4, *hold));
+    n = s.read(std::span<char>(buf));
+    ASSERT_TRUE(n);
+    EXPECT_EQ(std::string(buf, *n), "pong");
+    // Drained: the next read under the hold parks until the close.
+    goro::Chan<int> closed(1);
+    goro::go([&c, closed] {
+      goro::sleep_for(20ms);
+      EXPECT_TRUE(c.close());
+      closed.send(0);
+    });
+    n = fd->read(buf, sizeof buf, *hold);
+    EXPECT_EQ(n.error(), goro::errc::closed);
+    (void)closed.recv();
+    EXPECT_EQ(fd->write_all("x", 1, *hold).error(), goro::errc::closed);
+    EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::closed);
+    // Closed, but held: the number is still this socket's.
+    EXPECT_NE(::fcntl(sysfd, F_GETFD), -1) << "closed under a held Ref";
+    hold.reset();
+    EXPECT_EQ(::fcntl(sysfd, F_GETFD), -1) << "still open after the hold went";
+    EXPECT_EQ(errno, EBADF);
   });
 }
 

@@ -39,6 +39,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "framework/http/parser/status_text.hpp"
 #include "framework/http/server/exchange.hpp"
@@ -248,6 +249,8 @@ void give_back_exchange(Exchange* x) noexcept {
   GORO_CHECK(x->rpos == x->rend && x->out.empty() && x->parser.is_idle() && !x->bg.active &&
                  x->head == nullptr,
              "http: an Exchange given back while not at rest");
+  x->held_fd = nullptr;  // the goroutine's Ref, not the Exchange's
+  x->hold = nullptr;
   ExchangeCache& c = this_thread_exchanges();
   if (c.n == kCachedExchanges) {
     delete c.items[0];  // NOLINT(cppcoreguidelines-owning-memory)
@@ -277,10 +280,19 @@ bool rest_without_exchange(Exchange*& xp) {
   if (fd == nullptr) return true;
   ServerState& s = *x->s;
   ConnEntry& e = *x->e;
+  const net::NetFd::Ref* hold = x->hold;
   give_back_exchange(x);
   xp = nullptr;
-  fd->await_readable();
+  if (hold != nullptr) {
+    fd->await_readable(*hold);
+  } else {
+    fd->await_readable();
+  }
   xp = take_exchange(s, e);
+  if (xp != nullptr && hold != nullptr) {
+    xp->held_fd = fd;
+    xp->hold = hold;
+  }
   return xp != nullptr;
 }
 
@@ -758,7 +770,9 @@ Result<void> Exchange::flush_out() {
     out.clear();
     return {};
   }
-  auto n = tls != nullptr ? tls->write(out) : conn->write(out);
+  auto n = hold != nullptr  ? held_fd->write_all(out.data(), out.size(), *hold)
+           : tls != nullptr ? tls->write(out)
+                            : conn->write(out);
   out.clear();
   if (!n) return n.error();
   return {};
@@ -791,11 +805,17 @@ Result<std::size_t> Exchange::read_more(bool may_park) {
     return n;
   }
   const std::span<char> tail(rbuf.data() + rend, rbuf.size() - rend);
-  net::NetFd* fd =
-      !may_park && tls == nullptr ? goro::detail::NetConnAccess::netfd(*conn) : nullptr;
-  auto n = fd != nullptr    ? fd->read_if_ready(tail.data(), tail.size())
-           : tls != nullptr ? tls->read(tail)
-                            : conn->read(tail);
+  Result<std::size_t> n = std::size_t{0};
+  if (hold != nullptr) {
+    n = may_park ? held_fd->read(tail.data(), tail.size(), *hold)
+                 : held_fd->read_if_ready(tail.data(), tail.size(), *hold);
+  } else if (tls != nullptr) {
+    n = tls->read(tail);
+  } else if (net::NetFd* fd = may_park ? nullptr : goro::detail::NetConnAccess::netfd(*conn)) {
+    n = fd->read_if_ready(tail.data(), tail.size());
+  } else {
+    n = conn->read(tail);
+  }
   if (n) rend += *n;
   return n;
 }
@@ -953,6 +973,30 @@ bool park_until_readable(ResumeConn& resume) {
   return false;
 }
 
+// A plain connection's socket, null over TLS, and in `hold` one Ref on it
+// for the calling goroutine's run, under which its reads, writes and waits
+// take none (NetFd "Held references": four locked instructions a
+// keep-alive request fewer). `hold` stays empty when the socket is closed
+// already: the operations report the close as before. serve_requests lets
+// it go before the connection is finished (~NetFd waits for every
+// reference) and before a release hands the socket to a successor.
+net::NetFd* hold_socket(ConnEntry& e, std::optional<net::NetFd::Ref>& hold) {
+  net::NetFd* fd = e.tls == nullptr ? goro::detail::NetConnAccess::netfd(e.conn) : nullptr;
+  if (fd != nullptr) {
+    hold.emplace(fd);
+    if (!hold->ok()) hold.reset();
+  }
+  return fd;
+}
+
+void await_readable(net::NetFd& fd, const std::optional<net::NetFd::Ref>& hold) {
+  if (hold) {
+    fd.await_readable(*hold);
+  } else {
+    fd.await_readable();
+  }
+}
+
 // One goroutine's share of a connection: requests until the connection
 // closes, or until it rests long enough to be released.
 // NOLINTNEXTLINE(performance-unnecessary-value-param): owned for the goroutine's life
@@ -960,18 +1004,25 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
   ServerState& s = *sp;
   bool linger_after = false;
   bool release = false;
-  if (resumed && ep->tls == nullptr) {
+  std::optional<net::NetFd::Ref> hold;
+  net::NetFd* const fd = hold_socket(*ep, hold);
+  if (resumed && fd != nullptr) {
     // Woken by readiness (or the deadline, or a close): consume the wait
     // before taking an Exchange, which read_head's rest would otherwise
     // give back and take again.
-    if (net::NetFd* fd = goro::detail::NetConnAccess::netfd(ep->conn)) fd->await_readable();
+    await_readable(*fd, hold);
   }
   // Taken on every wake of a released connection: null (no memory) closes
   // this connection, not the process.
   Exchange* x = take_exchange(s, *ep);
   if (x == nullptr) {
+    hold.reset();
     finish_conn(sp, ep, false);
     return;
+  }
+  if (hold) {
+    x->held_fd = fd;
+    x->hold = &*hold;
   }
   bool linger = false;
   bool threw = false;
@@ -1020,6 +1071,7 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
     }
     x = nullptr;
   }
+  hold.reset();
   if (release) {
     ResumeConn resume{std::move(sp), std::move(ep)};
     if (park_until_readable(resume)) return;  // this goroutine holds nothing now

@@ -36,6 +36,7 @@
 #include "framework/http/router/route_table.hpp"
 #include "framework/http/server/background_read.hpp"
 #include "framework/http/server/server_state.hpp"
+#include "framework/net/netfd.hpp"
 #include "goro/detail/park.hpp"
 #include "goro/detail/ticks.hpp"
 #include "goro/http/header.hpp"
@@ -196,6 +197,12 @@ struct Exchange {
   // helpers below move every byte; deadlines and closing stay on conn.
   // Null for plain HTTP and in-process.
   tls::Conn* tls = nullptr;
+  // A plain connection's socket and the serving goroutine's Ref on it,
+  // held for the goroutine's whole run (serve_requests): the reads, writes
+  // and waits below take none of their own (NetFd "Held references").
+  // Null otherwise, and in a thread's cache.
+  net::NetFd* held_fd = nullptr;
+  const net::NetFd::Ref* hold = nullptr;
   std::string* recording = nullptr;
   // s->generation: the server whose limits the parser has. An Exchange at
   // rest in a thread's cache (conn.cpp "At rest without an Exchange") serves
