@@ -254,6 +254,16 @@ std::size_t field(const std::string& text, const std::string& key) {
 }
 
 TEST(Container, MemoryLimitIsExportedAndAFloodIsShedNotKilled) {
+#if defined(GORO_ASAN)
+  // ASan's allocator keeps freed memory in its quarantine (256 MiB by
+  // default) and pads every block with redzones, its shadow adds an eighth:
+  // under it the server's memory says nothing about what it holds, and the
+  // flood here had it OOM-killed in the 64 MiB cgroup before the guard's
+  // shedding could matter (tried: an oom_kill, then refused connections).
+  // The release build checks the shedding; hostile_test skips its RSS bound
+  // under ASan for the same reason.
+  GTEST_SKIP() << "ASan build: memory accounting is ASan's, checked in release builds";
+#endif
   if (auto why = TestCgroup::unavailable_reason("memory"); !why.empty()) GTEST_SKIP() << why;
   constexpr std::uint64_t kLimit = 64u << 20;
   TestCgroup cg("hello-mem", "memory");
