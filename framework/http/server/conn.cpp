@@ -270,6 +270,16 @@ net::NetFd* drained_socket(const Exchange& x) {
   return fd != nullptr && fd->read_would_park() ? fd : nullptr;
 }
 
+// NetFd::await_readable under the goroutine's held Ref (serve_requests'
+// hold_socket), or with its own when there is none.
+void await_readable(net::NetFd& fd, const net::NetFd::Ref* hold) {
+  if (hold != nullptr) {
+    fd.await_readable(*hold);
+  } else {
+    fd.await_readable();
+  }
+}
+
 // At rest (`out` written: begin_rest), read deadline set: when the socket is
 // known drained, gives the Exchange back and waits for the next request's
 // bytes (or the deadline, or a close) without one, then takes one. False:
@@ -283,11 +293,7 @@ bool rest_without_exchange(Exchange*& xp) {
   const net::NetFd::Ref* hold = x->hold;
   give_back_exchange(x);
   xp = nullptr;
-  if (hold != nullptr) {
-    fd->await_readable(*hold);
-  } else {
-    fd->await_readable();
-  }
+  await_readable(*fd, hold);
   xp = take_exchange(s, e);
   if (xp != nullptr && hold != nullptr) {
     xp->held_fd = fd;
@@ -989,14 +995,6 @@ net::NetFd* hold_socket(ConnEntry& e, std::optional<net::NetFd::Ref>& hold) {
   return fd;
 }
 
-void await_readable(net::NetFd& fd, const std::optional<net::NetFd::Ref>& hold) {
-  if (hold) {
-    fd.await_readable(*hold);
-  } else {
-    fd.await_readable();
-  }
-}
-
 // One goroutine's share of a connection: requests until the connection
 // closes, or until it rests long enough to be released.
 // NOLINTNEXTLINE(performance-unnecessary-value-param): owned for the goroutine's life
@@ -1010,7 +1008,7 @@ void serve_requests(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> 
     // Woken by readiness (or the deadline, or a close): consume the wait
     // before taking an Exchange, which read_head's rest would otherwise
     // give back and take again.
-    await_readable(*fd, hold);
+    await_readable(*fd, hold ? &*hold : nullptr);
   }
   // Taken on every wake of a released connection: null (no memory) closes
   // this connection, not the process.
