@@ -35,29 +35,26 @@ namespace goro::http::detail {
   }
 }
 
+// The first and last sizeof(W) of n equal-length bytes at a and b equal
+// (sizeof(W) <= n <= 2 * sizeof(W): the two words cover all n, overlapping).
+template <class W>
+[[gnu::always_inline]] inline bool same_ends(const char* a, const char* b, std::size_t n) noexcept {
+  W x[2];
+  W y[2];
+  std::memcpy(&x[0], a, sizeof(W));
+  std::memcpy(&x[1], a + n - sizeof(W), sizeof(W));
+  std::memcpy(&y[0], b, sizeof(W));
+  std::memcpy(&y[1], b + n - sizeof(W), sizeof(W));
+  return x[0] == y[0] && x[1] == y[1];
+}
+
 // a == b, without a call for up to 16 bytes.
 [[gnu::always_inline]] inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
   const std::size_t n = a.size();
   if (n != b.size()) return false;
   if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
-  if (n >= 8) {
-    std::uint64_t x[2];
-    std::uint64_t y[2];
-    std::memcpy(&x[0], a.data(), 8);
-    std::memcpy(&x[1], a.data() + n - 8, 8);
-    std::memcpy(&y[0], b.data(), 8);
-    std::memcpy(&y[1], b.data() + n - 8, 8);
-    return x[0] == y[0] && x[1] == y[1];
-  }
-  if (n >= 4) {
-    std::uint32_t x[2];
-    std::uint32_t y[2];
-    std::memcpy(&x[0], a.data(), 4);
-    std::memcpy(&x[1], a.data() + n - 4, 4);
-    std::memcpy(&y[0], b.data(), 4);
-    std::memcpy(&y[1], b.data() + n - 4, 4);
-    return x[0] == y[0] && x[1] == y[1];
-  }
+  if (n >= 8) return same_ends<std::uint64_t>(a.data(), b.data(), n);
+  if (n >= 4) return same_ends<std::uint32_t>(a.data(), b.data(), n);
   for (std::size_t i = 0; i < n; ++i) {
     if (a[i] != b[i]) return false;
   }
