@@ -83,6 +83,11 @@ class EpollPoller final : public NetPoller {
       if (waitms > 0) return;  // the caller recomputes the wait from its timers
     }
     std::int64_t readied = 0;
+    // Two passes (poll_desc.cpp "Warming a batch"): the descriptors' lines
+    // are all requested before the first is read.
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.u64 != kWakeTag) poll_prefetch_tag(events[i].data.u64);
+    }
     for (int i = 0; i < n; ++i) {
       const epoll_event& ev = events[i];
       if (ev.data.u64 == kWakeTag) {

@@ -48,6 +48,17 @@ std::error_code poll_wait(PollDesc* pd, PollMode mode);
 // afterwards. The slot must be free (no goroutine waiting in `mode`).
 struct G;
 void poll_wait_spawned(PollDesc* pd, PollMode mode, G* g);
+// Names up to two addresses (up to 32 bytes at each) the goroutine that
+// readiness wakes from `pd`'s read wait touches first: the poller prefetches
+// them, with the G's lines, as it readies a batch ("Warming a batch" in
+// poll_desc.cpp). A hint, nothing more: null names nothing, a stale address
+// costs a useless prefetch. The reading goroutine only, before it parks (or
+// hands a parked G to the slot).
+void poll_set_read_warm(PollDesc* pd, const void* a, const void* b) noexcept;
+// The first pass over a batch of events: prefetches the descriptor an
+// event's tag names, so the batch's misses overlap. A hint: a stale tag is
+// harmless (descriptors are never freed).
+void poll_prefetch_tag(std::uint64_t tag) noexcept;
 // The error a wait would return right now (closed, timeout), without parking.
 std::error_code poll_check(PollDesc* pd, PollMode mode);
 // Forgets a readiness edge recorded before this call. Called right before a

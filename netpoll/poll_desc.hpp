@@ -80,6 +80,12 @@ struct alignas(64) PollDesc {
   PollDesc* free_link = nullptr;
   // Set by poll_open before registration; read-only while open.
   int fd = -1;
+  // What the read waiter touches first when readiness wakes it, up to 32
+  // bytes at each (poll_set_read_warm; "Warming a batch" in poll_desc.cpp).
+  // Written by the descriptor's reader, read by the poller after its CAS on
+  // rg won the G; relaxed atomics because a stale or null value costs only a
+  // useless prefetch. Cleared by poll_desc_init.
+  std::atomic<const void*> read_warm[2] = {nullptr, nullptr};
 
   // Guards `closing` and the sequence numbers below, and the writes of the
   // deadlines, `fdseq`, `info` and the rearm flags above; never held while

@@ -93,4 +93,16 @@ struct alignas(64) G {
   G* alllink = nullptr;  // all Gs ever allocated (sched.allg), for dumps and teardown
 };
 
+// Prefetches, for writing, the lines of `g` that making it runnable and
+// resuming it touch first: the callable (line 0), the status and the run
+// queue's link (line 1), the context and stack a resume binds and writes
+// (line 2). A hint, for the netpoller's batches (netpoll "Warming a batch"):
+// it reads nothing.
+inline void prefetch_for_resume(const G* g) {
+  const auto* b = reinterpret_cast<const char*>(g);
+  __builtin_prefetch(b, 1);
+  __builtin_prefetch(b + 64, 1);
+  __builtin_prefetch(b + 128, 1);
+}
+
 }  // namespace goro::detail

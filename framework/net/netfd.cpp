@@ -114,6 +114,10 @@ void NetFd::hand_to_poller(detail::G* g, void* pd) {
   detail::poll_wait_spawned(static_cast<detail::PollDesc*>(pd), PollMode::kRead, g);
 }
 
+void NetFd::set_read_warm(const void* warm) noexcept {
+  detail::poll_set_read_warm(static_cast<detail::PollDesc*>(pd_), this, warm);
+}
+
 Result<void> NetFd::close() {
   std::uint64_t s = state_.fetch_or(kClosed, std::memory_order_acq_rel);
   if (s & kClosed) return errc::closed;

@@ -119,7 +119,10 @@ class NetFd {
   // runs once the socket is readable, its read deadline passes or it is
   // closed (its first read says which). Until then it holds no stack, only
   // a G (goro/detail/spawn.hpp spawn_parked): for a connection at rest
-  // whose goroutine ends (framework/http "Released while idle"). Nobody
+  // whose goroutine ends (framework/http "Released while idle"). `warm`:
+  // up to 32 bytes of the caller's state that `fn` touches first, which
+  // the poller prefetches with this NetFd's own when readiness comes
+  // (netpoll.hpp poll_set_read_warm), or null. Nobody
   // may be reading, or read until `fn` runs; `fn` must keep this NetFd
   // alive. False, with `fn` not moved from, when the descriptor is closed
   // already. A reference is held until the goroutine is in the wait slot,
@@ -127,10 +130,11 @@ class NetFd {
   // close wakes it, or the slot's re-check sees the close and runs it.
   // Throws as goro::go (no stack credit, no memory), `fn` not moved from.
   template <class F>
-  bool go_when_readable(F&& fn,
+  bool go_when_readable(F&& fn, const void* warm = nullptr,
                         const std::source_location& where = std::source_location::current()) {
     Ref ref(this);
     if (!ref.ok()) return false;
+    set_read_warm(warm);
     read_drained_ = true;  // its first read waits: consumes the edge that woke it
     ::goro::detail::spawn_parked(std::forward<F>(fn), 0, where, ::goro::detail::WaitReason::kIOWait,
                                  &hand_to_poller, pd_);
@@ -196,6 +200,8 @@ class NetFd {
 
   bool acquire();
   void release();
+  // netpoll's read-wake prefetch: this NetFd's first 32 bytes and `warm`.
+  void set_read_warm(const void* warm) noexcept;
   void destroy();
   Result<std::size_t> read_impl(void* buf, std::size_t n, bool may_park, bool held);
   Result<std::size_t> write_all_impl(const void* buf, std::size_t n, bool held);
@@ -207,6 +213,9 @@ class NetFd {
   static constexpr std::uint64_t kDestroyed = 2;
   static constexpr std::uint64_t kOneRef = 4;
 
+  // Layout: fd_ to the read flags, the first 32 bytes, are what a request
+  // touches; a released connection's wake-up prefetches them
+  // (set_read_warm).
   const int fd_;
   ::goro::detail::PollDesc* const pd_;
   // closed bit | destroyed bit | references * kOneRef; see "Lifetime".

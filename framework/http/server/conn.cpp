@@ -966,7 +966,7 @@ bool park_until_readable(ResumeConn& resume) {
   // Counted before the goroutine can start (it may run at once).
   this_thread_metrics().add(kReleased, 1);
   try {
-    if (fd->go_when_readable(std::move(resume))) return true;
+    if (fd->go_when_readable(std::move(resume), &e)) return true;
   } catch (const std::exception& ex) {
     try {
       s.log(fmt::format("http: closing idle connection from {}: {}",

@@ -49,15 +49,15 @@ namespace goro::http::detail {
 // deadline, which runs from `accepted`.
 struct ConnEntry {
   enum State : int { kNew, kIdle, kActive, kClosed };
+  // Layout: what a request's goroutine touches first comes first (conn,
+  // state, activity, tls, idle_until: 32 bytes), the address a released
+  // connection names for its wake-up's prefetch (conn.cpp
+  // park_until_readable; netpoll's "Warming a batch").
   net::Conn conn;
   std::atomic<int> state{kNew};
-  // Set at construction (in the accept loop), read-only afterwards.
-  const net::Clock::time_point accepted = net::Clock::now();
-  // HTTPS: the connection's TLS layer, owned here (after `conn`, which it
-  // borrows, so destroyed before it) because it outlives each of the
-  // connection's goroutines (conn.cpp "Released while idle"). Written only
-  // by the handshake, before `tls` points at it.
-  std::optional<tls::Conn> tls_conn;
+  // Requests begun, counted by the connection goroutine (relaxed: only a
+  // hint for the sweep, which compares it with what it saw a second ago).
+  std::atomic<std::uint32_t> activity{0};
   // &*tls_conn while the connection is being served, else null. Set and
   // cleared by the connection's goroutine of the moment under the server's
   // conns_mu; read under it by the TLS buffer sweep
@@ -68,9 +68,13 @@ struct ConnEntry {
   // goroutine of the moment: a goroutine released while idle hands it to the
   // next one (conn.cpp "Released while idle"), whose start happens after.
   net::Clock::time_point idle_until{};
-  // Requests begun, counted by the connection goroutine (relaxed: only a
-  // hint for the sweep, which compares it with what it saw a second ago).
-  std::atomic<std::uint32_t> activity{0};
+  // Set at construction (in the accept loop), read-only afterwards.
+  const net::Clock::time_point accepted = net::Clock::now();
+  // HTTPS: the connection's TLS layer, owned here (after `conn`, which it
+  // borrows, so destroyed before it) because it outlives each of the
+  // connection's goroutines (conn.cpp "Released while idle"). Written only
+  // by the handshake, before `tls` points at it.
+  std::optional<tls::Conn> tls_conn;
   std::uint32_t swept_activity = 0;  // the sweep's last look (under conns_mu)
   std::list<std::shared_ptr<ConnEntry>,
             net::slab::SlabAllocator<std::shared_ptr<ConnEntry>>>::iterator self;
