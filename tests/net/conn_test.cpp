@@ -481,6 +481,36 @@ TEST(NetFdHeld, OperationsUnderAHeldRefSeeACloseAndKeepTheFdUntilItGoes) {
   });
 }
 
+// NetFd::go_when_readable's `warm` (netpoll "Warming a batch") is a hint
+// the poller only prefetches: it may name memory freed before readiness
+// comes (a connection's state gone with it). Under ASan a wake-up that read
+// through the name would be a heap use after free; everywhere, each parked
+// goroutine still runs once, on its own bytes, many times over one socket
+// (the names of each park replacing the last).
+TEST(NetFdWarm, AWakeUpMayNameMemoryFreedBeforeItComes) {
+  with_silent_peer([](Conn& c, Conn& s) {
+    goro::net::NetFd* fd = goro::detail::NetConnAccess::netfd(c);
+    ASSERT_NE(fd, nullptr);
+    constexpr int kRounds = 50;
+    goro::Chan<int> woke(1);
+    for (int i = 0; i < kRounds; ++i) {
+      auto* gone = new std::uint64_t[4]{1, 2, 3, 4};  // NOLINT(cppcoreguidelines-owning-memory)
+      ASSERT_TRUE(fd->go_when_readable(
+          [fd, woke, i] {
+            char buf[8];
+            auto n = fd->read(buf, sizeof buf);
+            EXPECT_TRUE(n && *n == 1 && buf[0] == static_cast<char>('a' + i % 26));
+            woke.send(i);
+          },
+          gone));
+      delete[] gone;  // NOLINT(cppcoreguidelines-owning-memory)
+      const char b = static_cast<char>('a' + i % 26);
+      ASSERT_TRUE(s.write(std::string_view(&b, 1)));
+      EXPECT_EQ(woke.recv(), i);
+    }
+  });
+}
+
 // NetFd::await_readable (framework/http's rest without an Exchange): the
 // wait a drained socket's next read would begin with, done ahead of it. A
 // wait that ended in readiness consumed the edge, so the read after it gets
