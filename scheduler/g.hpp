@@ -70,7 +70,7 @@ struct alignas(64) G {
   // Intrusive link for GQueue (global queue, batches, free lists). Owned by
   // whoever holds the queue the G is in.
   G* schedlink = nullptr;
-  // --- lines 2 on: written by the runner
+  // --- from the end of line 1 on (byte 112): written by the runner
   Context ctx;
   Stack stack;
   // (The thread state that migrates with the G — errno, exception globals,
@@ -96,7 +96,7 @@ struct alignas(64) G {
 // Prefetches, for writing, the lines of `g` that making it runnable and
 // resuming it touch first: the callable (line 0), the status and the run
 // queue's link (line 1), the context and stack a resume binds and writes
-// (line 2). A hint, for the netpoller's batches (netpoll "Warming a batch"):
+// (the end of line 1 and line 2). A hint, for the netpoller's batches (netpoll "Warming a batch"):
 // it reads nothing.
 inline void prefetch_for_resume(const G* g) {
   const auto* b = reinterpret_cast<const char*>(g);
