@@ -147,15 +147,20 @@ bool take_credit(P* p) {
   return true;
 }
 
-// A default-size stack for a credit holder on p: the most recently freed one
-// in p's cache, else one from the pool, which the credit guarantees.
-Stack take_stack(P* p) {
+// Gives `g`, a credit holder on p, a default-size stack: the most recently
+// freed one in p's cache, else one from the pool, which the credit
+// guarantees. Copied into the G from the cache's slot itself: a Stack
+// returned by value was spilled and read back across its halves, a failed
+// store forward that waited for every store before it, a cold G's among
+// them (most of bind_stack's time at 1,000 connections).
+void attach_credited_stack(P* p, G* g) {
   if (p == nullptr) {
     Stack s;
     if (!stack_pool().allocate(sched.default_stack, &s)) {
       fatal("sched: no stack for a goroutine holding a stack credit (pool accounting broken)");
     }
-    return s;
+    attach_stack(g, s);
+    return;
   }
   if (p->nstack_cache == 0) {
     // Refill in a batch (one pool lock for several binds): the caller's
@@ -166,7 +171,7 @@ Stack take_stack(P* p) {
       fatal("sched: no stack for a goroutine holding a stack credit (pool accounting broken)");
     }
   }
-  return p->stack_cache[--p->nstack_cache];
+  attach_stack(g, p->stack_cache[--p->nstack_cache]);
 }
 
 }  // namespace
@@ -217,15 +222,7 @@ void gfree_spill_locked(P* p) {
 }
 
 void bind_stack(P* p, G* g) {
-  // From the P's cache by reference: a Stack copied out by value was
-  // spilled and read back across its halves, a failed store forward that
-  // waited for the stores before it, a cold G's among them (a twentieth
-  // of a request's user time at 1,000 connections).
-  if (p != nullptr && p->nstack_cache > 0) {
-    attach_stack(g, p->stack_cache[--p->nstack_cache]);
-  } else {
-    attach_stack(g, take_stack(p));
-  }
+  attach_credited_stack(p, g);
   g->ctx.sp = ctx_make(g->stack.hi(), &g_main);
 }
 
@@ -436,7 +433,7 @@ G* new_g(std::size_t stack_size, std::size_t fn_size, std::size_t fn_align, void
     return g;
   }
   if (pooled) {
-    attach_stack(g, take_stack(p));
+    attach_credited_stack(p, g);
   } else {
     Stack s;
     if (!stack_pool().allocate(want, &s)) {
