@@ -1,12 +1,13 @@
 #!/bin/bash
 # Two builds side by side, for a change's before and after (loadtest/README.md
 # "Two builds side by side"): alternating rounds, each server pinned to one
-# core with one P, wrk -t1 pinned to the other, 1 s of warm-up, then 5 s
-# measured. Per round and server it prints the CPU per request from
-# /proc/PID/task/*/schedstat (every thread's run time) and, where perf works,
-# the user and kernel shares of it from a 10 kHz cpu-clock sample (user time
-# is what a change to goro's own code moves; the kernel's swings with the
-# machine). Then the medians. Copy the build before aside first:
+# core with one P, wrk -t1 pinned to the other, 1 s of warm-up, then a 5 s
+# run of which 4 s are measured. Per round and server it prints the CPU
+# per request from /proc/PID/task/*/schedstat (every thread's run time)
+# and, where perf works, the user and kernel shares of it from a 10 kHz
+# cpu-clock sample (user time is what a change to goro's own code moves;
+# the kernel's swings with the machine). Then the medians. Copy the build
+# before aside first:
 #   cp build/release/bin/goro-hello /tmp/goro-hello-before
 #   (change, rebuild)
 #   bash loadtest/http/ab.sh 8 1000 /tmp/goro-hello-before build/release/bin/goro-hello
@@ -14,7 +15,7 @@
 #        build/release/bin/goro-http-floor; env PATH_=/json, SERVER_CORE, WRK_CORE)
 set -euo pipefail
 if [[ $# -lt 3 ]]; then
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 rounds=$1
