@@ -28,7 +28,10 @@ inline constexpr std::uint32_t kInfoWriteExpired = 1u << 2;
 // deadline set again to its value: rd, rfire), so a connection resting
 // among a thousand others costs its next request one miss here, not three
 // (callgrind's cache simulation, 1,000 connections, an L2-sized last
-// level: 2.1 misses a request in this struct before).
+// level: 2.1 misses a request in this struct before). The poller also reads
+// read_warm, in the second line, for each read waiter it readies; it
+// requests both lines together in its first pass over a batch ("Warming a
+// batch" in poll_desc.cpp), so the two arrive as one wait.
 struct alignas(64) PollDesc {
   // Type-stable: PollDescs come from blocks that are never freed (see "The
   // cache" in poll_desc.cpp), so a stale pointer from an in-flight event or
