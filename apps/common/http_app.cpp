@@ -28,6 +28,10 @@ void add_server_settings(goro::config::Config& cfg, ServerSettings* s) {
           "sooner: a keep-alive connection with nothing more to read after its response gives "
           "its goroutine back at once (HTTP; needs idle_release_after > 0); false: only after "
           "idle_release_after");
+  cfg.add("release_when_drained_above", &s->release_when_drained_above,
+          "release_when_drained only with more HTTP connections open than this per P; up to it "
+          "a drained connection keeps its goroutine until idle_release_after; 0: at any count")
+      .range(0, 1 << 30);
   cfg.add("shutdown_timeout", &s->shutdown_timeout,
           "graceful shutdown deadline, from the listener's close");
   cfg.add("shutdown_delay", &s->shutdown_delay,
@@ -81,6 +85,7 @@ http::ServerOptions server_options(const ServerSettings& s) {
   o.idle_timeout = s.idle_timeout;
   o.idle_release_after = s.idle_release_after;
   o.release_when_drained = s.release_when_drained;
+  o.release_when_drained_above = static_cast<std::size_t>(s.release_when_drained_above);
   o.shutdown_timeout = s.shutdown_timeout;
   // goro::config range-checks ints but allows negatives; below 0 means none.
   o.max_connections = static_cast<std::size_t>(std::max(0, s.max_connections));

@@ -66,6 +66,7 @@ struct ServerSettings {
   std::chrono::milliseconds idle_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds idle_release_after = std::chrono::seconds(1);
   bool release_when_drained = true;
+  int release_when_drained_above = 128;  // connections per P (ServerOptions)
   std::chrono::milliseconds shutdown_timeout = std::chrono::seconds(30);
   std::chrono::milliseconds shutdown_delay{0};
   int max_connections = 10000;

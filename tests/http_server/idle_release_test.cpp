@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include "goro/detail/fault.hpp"
 #include "goro/http/metrics.hpp"
@@ -121,7 +122,9 @@ TEST(IdleRelease, ReleasedConnectionsServeTheirNextRequestsAfterTheRestAlone) {
 // idle_release_after.
 TEST(IdleRelease, ReleasedAtOnceWhenDrained) {
   const long base = released_now();
-  TestServer s(routes(), {.idle_release_after = 30s, .release_when_drained = true});
+  TestServer s(
+      routes(),
+      {.idle_release_after = 30s, .release_when_drained = true, .release_when_drained_above = 0});
   Client c(s.port());
   for (int i = 0; i < 3; ++i) {
     const std::uint64_t spawns = goro::stats().spawns;
@@ -151,7 +154,9 @@ TEST(IdleRelease, ReleasedAtOnceWhenDrained) {
 // release, so the successor starts at once and finds nothing.
 TEST(IdleRelease, AWakeWithNothingToReadReleasesAgainAtOnce) {
   const long base = released_now();
-  TestServer s(routes(), {.idle_release_after = 30s, .release_when_drained = true});
+  TestServer s(
+      routes(),
+      {.idle_release_after = 30s, .release_when_drained = true, .release_when_drained_above = 0});
   Client c(s.port());
   ASSERT_TRUE(c.send(get("/plaintext")));
   EXPECT_EQ(c.read_response().status, 200);
@@ -187,6 +192,50 @@ TEST(IdleRelease, NotAtOnceWhenDrainedIsOff) {
   EXPECT_EQ(released_now(), base) << "released before idle_release_after";
   ASSERT_TRUE(c.send(get("/plaintext")));
   EXPECT_EQ(c.read_response().status, 200);
+}
+
+// release_when_drained_above: while the process has no more HTTP
+// connections open than that per P, a drained connection keeps its
+// goroutine (until idle_release_after, 30 s here); past it, each drained
+// rest releases at once. Below: the default (128 per P) with one connection,
+// then a threshold of one per P with a connection more than maxprocs().
+TEST(IdleRelease, FewConnectionsKeepTheirGoroutinesWhenDrained) {
+  const long base = released_now();
+  TestServer s(routes(), {.idle_release_after = 30s, .release_when_drained = true});
+  Client c(s.port());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c.send(get("/plaintext")));
+    EXPECT_EQ(c.read_response().status, 200);
+  }
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(released_now(), base) << "released with one connection open";
+}
+
+TEST(IdleRelease, ManyConnectionsReleaseAtOnceWhenDrained) {
+  const long base = released_now();
+  TestServer s(
+      routes(),
+      {.idle_release_after = 30s, .release_when_drained = true, .release_when_drained_above = 1});
+  const int n = static_cast<int>(goro::stats().maxprocs) + 1;
+  std::vector<std::unique_ptr<Client>> cs;
+  cs.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    cs.push_back(std::make_unique<Client>(s.port()));
+  // Every connection answered once: all n are open in the server (counted
+  // at their start), so each rest from the second round on is over the
+  // threshold and releases as soon as it is drained.
+  for (int round = 0; round < 2; ++round) {
+    for (auto& c : cs) {
+      ASSERT_TRUE(c->send(get("/plaintext")));
+      EXPECT_EQ(c->read_response().status, 200);
+    }
+  }
+  EXPECT_TRUE(eventually([&] { return released_now() == base + n; }))
+      << "released " << released_now() - base << " of " << n;
+  for (auto& c : cs) {  // and they serve on
+    ASSERT_TRUE(c->send(get("/plaintext")));
+    EXPECT_EQ(c->read_response().body, "Hello, World!");
+  }
 }
 
 // A head that arrives in two pieces across the wake-up: the new goroutine
@@ -313,7 +362,7 @@ TEST(IdleRelease, RequestsRacingTheReleaseAreAllServed) {
 TEST(IdleRelease, StressReleasedWhenDrainedUnderFourPs) {
   // Read once, by the server's goro::run; no other thread reads it then.
   ::setenv("GOMAXPROCS", "4", 1);  // NOLINT(concurrency-mt-unsafe)
-  TestServer s(routes(), {.release_when_drained = true});
+  TestServer s(routes(), {.release_when_drained = true, .release_when_drained_above = 0});
   ::unsetenv("GOMAXPROCS");  // NOLINT(concurrency-mt-unsafe)
   ASSERT_EQ(goro::stats().maxprocs, 4u);
   const std::uint64_t spawns = goro::stats().spawns;

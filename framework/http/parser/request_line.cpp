@@ -113,11 +113,35 @@ std::optional<ParseError> parse_request_line(std::string_view line, RequestLine&
 
 bool is_valid_host(std::string_view host) noexcept {
   // Go's httpguts.ValidHostHeader byte set.
-  static constexpr std::array<bool, 256> kValid = alnum_plus("!$%&'()*+,-.:;=[]_~");
-  for (char c : host) {
-    if (!kValid[static_cast<unsigned char>(c)]) return false;
+  static constexpr std::array<unsigned char, 256> kValid = [] {
+    const std::array<bool, 256> valid = alnum_plus("!$%&'()*+,-.:;=[]_~");
+    std::array<unsigned char, 256> bytes{};
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = valid[i] ? 1 : 0;
+    return bytes;
+  }();
+  // Four bytes a step, without a branch per byte: a host is short and
+  // nearly always valid, so there is nothing to stop early for (~110 of a
+  // keep-alive request's instructions byte by byte, ~40 so).
+  const auto* p = reinterpret_cast<const unsigned char*>(host.data());
+  const unsigned char* const end = p + host.size();
+  unsigned ok = 1;
+  for (; end - p >= 4; p += 4)
+    ok &= kValid[p[0]] & kValid[p[1]] & kValid[p[2]] & kValid[p[3]];
+  switch (end - p) {  // the last 0-3 (a loop here, GCC vectorizes for 16 and more)
+    case 3:
+      ok &= kValid[p[2]];
+      [[fallthrough]];
+    case 2:
+      ok &= kValid[p[1]];
+      [[fallthrough]];
+    case 1:
+      ok &= kValid[p[0]];
+      break;
+    default:
+      break;
   }
-  return true;
+  return ok != 0;
 }
 
 }  // namespace goro::http::detail

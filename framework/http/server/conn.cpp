@@ -64,6 +64,9 @@ constexpr std::size_t kBodyReadBuffer = 32 << 10;
 constexpr auto kLingerTime = std::chrono::milliseconds(500);
 // The shortest idle_release_after honoured (begin_rest says why).
 constexpr auto kMinIdleRelease = std::chrono::milliseconds(1);
+// From this idle_release_after on, a rest's release moment is read from the
+// coarse clock (begin_rest).
+constexpr auto kCoarseReleaseAfter = std::chrono::milliseconds(100);
 constexpr std::size_t kLingerBytes = 256 << 10;
 
 // Now on the coarse clock plus its slack: never early, up to two ticks
@@ -270,6 +273,15 @@ net::NetFd* drained_socket(const Exchange& x) {
   return fd != nullptr && fd->read_would_park() ? fd : nullptr;
 }
 
+// More HTTP connections open in the process than release_when_drained_above
+// per P: enough that holding a goroutine (and its stack's touched lines) for
+// each would crowd the caches, so a drained rest releases at once.
+bool many_connections(const ServerOptions& o) {
+  const std::int64_t open = http_metrics().connections_open.load(std::memory_order_relaxed);
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(open, 0)) >
+         o.release_when_drained_above * static_cast<std::uint64_t>(goro::maxprocs());
+}
+
 // NetFd::await_readable under the goroutine's held Ref (serve_requests'
 // hold_socket), or with its own when there is none.
 void await_readable(net::NetFd& fd, const net::NetFd::Ref* hold) {
@@ -331,15 +343,18 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
   // successor waits for (NetFd::go_when_readable). Only the rest's own
   // deadline goes on the socket. A successor's rest (kIdle, not new) never
   // releases at once: it was woken because something came.
-  const bool release_drained =
-      may_release && x->s->opts.release_when_drained && new_rest && drained_socket(*x) != nullptr;
-  // The clock: a release moment armed below needs the precise one (a
-  // coarse one, a tick behind, made a short moment already past when
-  // armed). The end of the rest alone does not: it is the coarse clock
-  // plus its slack, never early, at most two ticks late on an idle_timeout
-  // of seconds, for a third of the cost (nearly every keep-alive request
-  // under load releases).
-  const net::Clock::time_point now = release_drained ? late_now() : net::Clock::now();
+  const bool release_drained = may_release && x->s->opts.release_when_drained && new_rest &&
+                               many_connections(x->s->opts) && drained_socket(*x) != nullptr;
+  // The clock: the end of the rest needs only the coarse clock plus its
+  // slack, never early, at most two ticks late on an idle_timeout of
+  // seconds, for a third of the cost (nearly every keep-alive request
+  // under load rests). So does a release moment armed below when
+  // idle_release_after is long (the default second: a few milliseconds
+  // late are under a hundredth of it). A short one needs the precise
+  // clock: a coarse one, a tick behind, made a short moment already past
+  // when armed, and a late one would stretch it several times.
+  const bool coarse = release_drained || x->s->opts.idle_release_after >= kCoarseReleaseAfter;
+  const net::Clock::time_point now = coarse ? late_now() : net::Clock::now();
   if (new_rest) {
     const std::chrono::nanoseconds idle = x->s->opts.idle_timeout;
     x->e->idle_until = idle.count() > 0 ? on_grid(now + idle, idle) : net::Clock::time_point{};

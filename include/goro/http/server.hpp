@@ -144,6 +144,15 @@ struct ServerOptions {
   // a connection keeps its goroutine until idle_release_after. Needs
   // idle_release_after > 0 and the default stack_size, as any release.
   bool release_when_drained = true;
+  // ... but only while the process has more than this many HTTP
+  // connections open per P (the connections_open gauge over maxprocs()).
+  // Up to it, a drained connection keeps its goroutine until
+  // idle_release_after, as with release_when_drained off: a few stacks stay
+  // warm anyway, and keeping them spares each request the goroutine's exit
+  // and start (~500 instructions, CPU per request -1 to -2% at 64
+  // connections; docs/DESIGN.md "Released when drained"). 0: release at
+  // once at any count.
+  std::size_t release_when_drained_above = 128;
   // Graceful-shutdown deadline, counted from the moment the listener closes.
   std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds{30};
   // Lame-duck period before that (see "Graceful shutdown"); 0: none.
