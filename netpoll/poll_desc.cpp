@@ -84,6 +84,10 @@
 // addresses its reader named (poll_set_read_warm: a released HTTP
 // connection names its NetFd and its registry entry), so the misses
 // overlap and the goroutines find their lines in the cache when they run.
+// The batch's later goroutines run long after these requests, and the
+// kernel's work for the ones before them may have evicted the lines again:
+// the poller also names them in the G (G::wake_hint), and the run queue
+// requests them again one G ahead (scheduler/g.hpp prefetch_queued).
 // Hints only: a prefetch reads nothing the program sees, and a stale
 // address (a reader that named nothing since, a closed connection) costs a
 // wasted fetch. Measured at 1,000 connections (docs/DESIGN.md "Warming a
@@ -571,8 +575,13 @@ void prefetch32(const void* p) {
 // "Warming a batch": the lines a readied reader touches first.
 void warm_reader(PollDesc* pd, G* g) {
   prefetch_for_resume(g);
-  prefetch32(pd->read_warm[0].load(std::memory_order_relaxed));
-  prefetch32(pd->read_warm[1].load(std::memory_order_relaxed));
+  const void* a = pd->read_warm[0].load(std::memory_order_relaxed);
+  const void* b = pd->read_warm[1].load(std::memory_order_relaxed);
+  prefetch32(a);
+  prefetch32(b);
+  // For the run queue's request, one G ahead (scheduler/g.hpp
+  // prefetch_queued): poll_check reads the descriptor's first line again.
+  set_wake_hints(g, pd, a, b);
 }
 
 }  // namespace

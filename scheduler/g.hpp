@@ -91,6 +91,13 @@ struct alignas(64) G {
   // by sysmon only.
   std::int64_t hog_since = 0;
   G* alllink = nullptr;  // all Gs ever allocated (sched.allg), for dumps and teardown
+  // --- line 3, from byte 216: what the G's resumption reads first, named by
+  // whoever readied it (the netpoller: the PollDesc and the two addresses
+  // its waiter named, netpoll "Warming a batch"), for the run queue to
+  // request while the G before it runs (prefetch_queued). Hints: never
+  // dereferenced, so a stale one (its memory freed, reused) costs a wasted
+  // fetch and nothing else; relaxed; cleared when the G is freed.
+  std::atomic<const void*> wake_hint[3] = {};
 };
 
 // Prefetches, for writing, the lines of `g` that making it runnable and
@@ -103,6 +110,34 @@ inline void prefetch_for_resume(const G* g) {
   __builtin_prefetch(b, 1);
   __builtin_prefetch(b + 64, 1);
   __builtin_prefetch(b + 128, 1);
+}
+
+// Names what `g`'s resumption reads first (see G::wake_hint).
+inline void set_wake_hints(G* g, const void* a, const void* b, const void* c) {
+  g->wake_hint[0].store(a, std::memory_order_relaxed);
+  g->wake_hint[1].store(b, std::memory_order_relaxed);
+  g->wake_hint[2].store(c, std::memory_order_relaxed);
+}
+
+// The run queue's request, as it hands out a G, for the two queued behind
+// it: `next` runs after the one handed out, `after` after that. `next`'s
+// own lines and the addresses its hints name (read from its line 3, which
+// the request before this one fetched: `after` then), and `after`'s line 3
+// for the next time. The G handed out runs for a request's worth of
+// syscalls meanwhile, long enough for these to arrive and short enough for
+// them to stay (netpoll "Warming a batch"; the netpoller's own requests at
+// readiness come too early for the later Gs of a batch and too late for the
+// first). Reads only hints and slots; a G a thief takes meanwhile costs
+// wasted fetches.
+inline void prefetch_queued(const G* next, const G* after) {
+  prefetch_for_resume(next);
+  for (const auto& h : next->wake_hint) {
+    if (const void* a = h.load(std::memory_order_relaxed)) {
+      __builtin_prefetch(a, 1);
+      __builtin_prefetch(static_cast<const char*>(a) + 31, 1);
+    }
+  }
+  if (after != nullptr) __builtin_prefetch(&after->wake_hint);
 }
 
 }  // namespace goro::detail

@@ -292,6 +292,7 @@ void gfree_put(P* p, G* g) {
   [[maybe_unused]] void* const last_sp = g->ctx.sp;  // where its frames end (ASan below)
   g->task = nullptr;
   g->task_storage = nullptr;
+  set_wake_hints(g, nullptr, nullptr, nullptr);  // not the next goroutine's
   g->wait_reason.store(WaitReason::kNone, std::memory_order_relaxed);
   g->status.store(GStatus::kIdle, std::memory_order_relaxed);
   // Fresh thread state for the next goroutine on this G. (A preempt flag

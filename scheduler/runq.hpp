@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "scheduler/debug.hpp"
+#include "scheduler/g.hpp"
 
 namespace goro::detail {
 
@@ -144,9 +145,12 @@ class RunQueue {
                                       std::memory_order_relaxed)) {
         // Start loading the G that runs after this one: Gs queued behind a
         // burst of spawns are cold by the time they run, and the first touch
-        // of a cold G was most of a switch (skynet). A hint only: a thief may
-        // take it first.
-        if (h + 1 != t) __builtin_prefetch(slot(h + 1).load(std::memory_order_relaxed));
+        // of a cold G was most of a switch (skynet); and what it reads first
+        // (prefetch_queued). A hint only: a thief may take it first.
+        if (h + 1 != t) {
+          prefetch_queued(slot(h + 1).load(std::memory_order_relaxed),
+                          h + 2 != t ? slot(h + 2).load(std::memory_order_relaxed) : nullptr);
+        }
         // A claimed slot holds what the owner's put stored there, never null;
         // telling the compiler saves the caller's null test on every switch.
         GORO_CHECK(g != nullptr, "runq: a claimed slot held no goroutine");
