@@ -528,16 +528,8 @@ TEST(NetFdWarm, QueuedWakeUpsMayNameMemoryFreedBeforeTheyRun) {
         ASSERT_TRUE(ln);
         std::vector<Conn> cs;
         std::vector<Conn> ss;
-        cs.reserve(kConns);
-        ss.reserve(kConns);
-        for (int i = 0; i < kConns; ++i) {
-          auto c = goro::net::dial("tcp", ln->addr().to_string());
-          ASSERT_TRUE(c);
-          auto s = ln->accept();
-          ASSERT_TRUE(s);
-          cs.push_back(std::move(*c));
-          ss.push_back(std::move(*s));
-        }
+        goro_test::connect_pairs(*ln, kConns, cs, ss);
+        ASSERT_EQ(cs.size(), std::size_t{kConns});
         goro::Chan<int> woke(kConns);
         for (int round = 0; round < 20; ++round) {
           for (int i = 0; i < kConns; ++i) {

@@ -1,4 +1,5 @@
-// Helpers shared by the goro::net tests: fd counting, child processes, CPU.
+// Helpers shared by the goro::net tests: fd counting, child processes, CPU,
+// connected pairs.
 #pragma once
 
 #include <dirent.h>
@@ -12,6 +13,10 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "goro/net.hpp"
 
 namespace goro_test {
 
@@ -89,5 +94,20 @@ struct EchoChild {
     if (pid > 0) stop();
   }
 };
+
+// `n` connections over `ln`: the dialed ends appended to `clients`, the
+// accepted ones to `servers`, pair by pair. Fewer on a failure (reported);
+// callers check the sizes.
+inline void connect_pairs(goro::net::Listener& ln, int n, std::vector<goro::net::Conn>& clients,
+                          std::vector<goro::net::Conn>& servers) {
+  for (int i = 0; i < n; ++i) {
+    auto c = goro::net::dial("tcp", ln.addr().to_string());
+    ASSERT_TRUE(c) << c.error().message();
+    auto s = ln.accept();
+    ASSERT_TRUE(s) << s.error().message();
+    clients.push_back(std::move(*c));
+    servers.push_back(std::move(*s));
+  }
+}
 
 }  // namespace goro_test

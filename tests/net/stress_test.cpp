@@ -195,14 +195,8 @@ TEST(NetStress, DeadlineStormAllTimeOutNoneHang) {
         const int n = 1000 / kScale;
         std::vector<goro::net::Conn> servers;
         std::vector<goro::net::Conn> clients;
-        for (int i = 0; i < n; ++i) {
-          auto c = goro::net::dial("tcp", ln->addr().to_string());
-          ASSERT_TRUE(c);
-          auto s = ln->accept();
-          ASSERT_TRUE(s);
-          clients.push_back(std::move(*c));
-          servers.push_back(std::move(*s));
-        }
+        goro_test::connect_pairs(*ln, n, clients, servers);
+        ASSERT_EQ(clients.size(), static_cast<std::size_t>(n));
         std::atomic<int> timeouts{0};
         goro::WaitGroup wg, movers;  // the conns must outlive both
         for (int i = 0; i < n; ++i) {
@@ -243,14 +237,8 @@ TEST(NetStress, ExtendedDeadlinesNeverFireEarlyNorHang) {
         const int n = 400 / kScale;
         std::vector<goro::net::Conn> servers;
         std::vector<goro::net::Conn> clients;
-        for (int i = 0; i < n; ++i) {
-          auto c = goro::net::dial("tcp", ln->addr().to_string());
-          ASSERT_TRUE(c);
-          auto s = ln->accept();
-          ASSERT_TRUE(s);
-          clients.push_back(std::move(*c));
-          servers.push_back(std::move(*s));
-        }
+        goro_test::connect_pairs(*ln, n, clients, servers);
+        ASSERT_EQ(clients.size(), static_cast<std::size_t>(n));
         using Clock = std::chrono::steady_clock;
         struct Set {
           Clock::time_point at;        // when the set returned
