@@ -145,7 +145,7 @@ struct ServerOptions {
   // idle_release_after > 0 and the default stack_size, as any release.
   bool release_when_drained = true;
   // ... but only while the process has more than this many HTTP
-  // connections open per P (the connections_open gauge over maxprocs()).
+  // connections open per P (the goro_http_connections gauge over maxprocs()).
   // Up to it, a drained connection keeps its goroutine until
   // idle_release_after, as with release_when_drained off: a few stacks stay
   // warm anyway, and keeping them spares each request the goroutine's exit
