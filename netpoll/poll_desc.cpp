@@ -562,16 +562,6 @@ void poll_note_edge(PollDesc* pd, PollMode mode) {
 
 namespace {
 
-// Up to 32 bytes at `p`: the line it starts in and, when they cross into
-// the next, that one too. For writing (the reader's first touches are
-// reference counts and state words).
-void prefetch32(const void* p) {
-  if (p == nullptr) return;
-  const auto* b = static_cast<const char*>(p);
-  __builtin_prefetch(b, 1);
-  __builtin_prefetch(b + 31, 1);
-}
-
 // "Warming a batch": the lines a readied reader touches first.
 void warm_reader(PollDesc* pd, G* g) {
   prefetch_for_resume(g);

@@ -150,7 +150,7 @@ struct ServerOptions {
   // idle_release_after, as with release_when_drained off: a few stacks stay
   // warm anyway, and keeping them spares each request the goroutine's exit
   // and start (~500 instructions, CPU per request -1 to -2% at 64
-  // connections; docs/DESIGN.md "Released when drained"). 0: release at
+  // connections; docs/DESIGN.md "Few connections keep theirs"). 0: release at
   // once at any count.
   std::size_t release_when_drained_above = 128;
   // Graceful-shutdown deadline, counted from the moment the listener closes.
