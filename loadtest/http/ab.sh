@@ -40,7 +40,7 @@ bins=("$@")
 for ((r = 1; r <= rounds; r++)); do
   # The order rotates each round (as bench.py's): in a fixed order the
   # second of two copies of one binary ran 9% cheaper at 1,000 connections
-  # (medians of 8 rounds, 6 of 8 rounds cheaper; 19 of 24 over three runs).
+  # (medians of 8 rounds, 5 of 8 rounds cheaper; 17 of 24 over three runs).
   for ((i = 0; i < ${#bins[@]}; i++)); do
     bin=${bins[$(((i + r - 1) % ${#bins[@]}))]}
     if [[ $bin == floor ]]; then
