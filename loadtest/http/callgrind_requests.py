@@ -16,6 +16,7 @@ BIN = sys.argv[1]
 C = int(sys.argv[2]) if len(sys.argv) > 2 else 16
 OUT = sys.argv[3] if len(sys.argv) > 3 else tempfile.mkdtemp(prefix="goro-cg-")
 PATH = os.environ.get("CG_PATH", "/plaintext")
+os.makedirs(OUT, exist_ok=True)  # valgrind cannot create it, and the server would not start
 def run(rounds):
     out = os.path.join(OUT, f"c{C}-{rounds}.out")
     env = dict(os.environ, GORO_DEBUG="asyncpreemptoff=1")
