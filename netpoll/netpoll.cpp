@@ -27,6 +27,7 @@ std::atomic<NetPoller*> g_poller{nullptr};
 
 Poller* netpoll_create() {
   g_netpoll_epoch.fetch_add(1, std::memory_order_relaxed);
+  poll_cache_new_run();
   NetPoller* p = make_platform_poller();
   g_poller.store(p, std::memory_order_release);
   return p;

@@ -304,6 +304,36 @@ PollDesc* poll_cache_alloc() {
   return pd;
 }
 
+// ## A new goro::run
+// Sockets belong to the run that opened them (netpoll.cpp), but one kept
+// open into a later run keeps its deadlines, and the fast paths that trust
+// rfire / wfire ("Moving a deadline later", "Setting a deadline again")
+// would take a timer armed in the earlier run's heap, gone with it, for an
+// armed one: setting the same deadline again, or waiting under one set
+// before, would then wait past it, for ever on a socket the new poller
+// never reports. So each new run, before its first goroutine, clears every
+// descriptor's rfire / wfire (the fast paths then take the slow one, which
+// forgets the stale timers) and marks a pending deadline for re-arming, as
+// if its timer had fired early: the next wait arms it in the new heap, and
+// poll_check counts it expired once it has passed. Nothing else runs then
+// (netpoll_create is called before any M starts); the locks are taken
+// anyway, as for any write of these fields.
+void poll_cache_new_run() {
+  PollCache& c = cache();
+  std::lock_guard<std::mutex> cl(c.mu);
+  for (PollDesc* block : c.blocks) {
+    for (int i = 0; i < kBlockDescs; ++i) {
+      PollDesc* pd = &block[i];
+      std::lock_guard<std::mutex> lock(pd->lock);
+      pd->rfire.store(0);
+      pd->wfire.store(0);
+      if (pd->closing) continue;
+      if (pd->rd.load() > 0) pd->r_rearm.store(true);
+      if (pd->wd.load() > 0) pd->w_rearm.store(true);
+    }
+  }
+}
+
 void poll_cache_free(PollDesc* pd) {
   {
     // A new incarnation: in-flight events for the old fd are now stale.

@@ -117,6 +117,9 @@ std::uint64_t poll_tag(const PollDesc* pd, std::uint32_t seq) noexcept;
 // The cache (poll_desc.cpp "The cache").
 PollDesc* poll_cache_alloc();
 void poll_cache_free(PollDesc* pd);
+// A new goro::run begins: timers armed by the last one are gone
+// (poll_desc.cpp "A new goro::run"). Before the run's first goroutine.
+void poll_cache_new_run();
 // Readies a descriptor from the cache for `fd`; returns its event tag.
 std::uint64_t poll_desc_init(PollDesc* pd, int fd);
 

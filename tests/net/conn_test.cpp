@@ -423,6 +423,74 @@ TEST(NetDeadline, TheSameDeadlineSetAgainKeepsItsTime) {
   });
 }
 
+// A socket kept open into the next goro::run keeps its read deadline: set
+// in the first run (its timer armed there), then in the second either left
+// alone or set again to the same time. The second run's poller never
+// reports this socket (netpoll.cpp), so only the deadline can end the read.
+// Before netpoll's "A new goro::run" both reads trusted the first run's
+// timer, gone with its heap, and waited until the watchdog closed them.
+TEST(NetDeadline, ADeadlineSetInAnEarlierRunStillFires) {
+  std::optional<Conn> kept[2];  // kept[0]: left alone; kept[1]: set again
+  std::optional<Conn> peers[2];
+  goro::net::Clock::time_point at;
+  std::chrono::steady_clock::time_point t0;
+  goro::run(
+      [&] {
+        auto ln = goro::net::listen("tcp", "127.0.0.1:0");
+        ASSERT_TRUE(ln);
+        for (int i = 0; i < 2; ++i) {
+          auto c = goro::net::dial("tcp", ln->addr().to_string());
+          ASSERT_TRUE(c);
+          auto s = ln->accept();
+          ASSERT_TRUE(s);
+          kept[i].emplace(std::move(*c));
+          peers[i].emplace(std::move(*s));
+        }
+        t0 = std::chrono::steady_clock::now();
+        at = goro::net::Clock::now() + 300ms;
+        for (auto& c : kept)
+          ASSERT_TRUE(c->set_read_deadline(at));
+      },
+      kOpts);
+  ASSERT_TRUE(kept[0] && kept[1]);
+  std::error_code got[2];
+  double ms[2] = {0, 0};
+  goro::run(
+      [&] {
+        ASSERT_TRUE(kept[1]->set_read_deadline(at));
+        goro::WaitGroup wg;
+        std::atomic<int> finished{0};
+        for (int i = 0; i < 2; ++i) {
+          wg.add(1);
+          goro::go([&, i] {
+            char buf[8];
+            auto n = kept[i]->read(std::span<char>(buf));
+            ms[i] = ms_since(t0);
+            got[i] = n ? std::error_code{} : n.error();
+            finished.fetch_add(1);
+            wg.done();
+          });
+        }
+        // The watchdog: a read still waiting after 5 s is ended by a close.
+        for (int i = 0; i < 100 && finished.load() < 2; ++i)
+          goro::sleep_for(50ms);
+        if (finished.load() < 2) {
+          for (auto& c : kept)
+            (void)c->close();
+        }
+        wg.wait();
+        for (auto& c : kept)
+          (void)c->close();
+        for (auto& c : peers)
+          (void)c->close();
+      },
+      kOpts);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(got[i], goro::errc::timeout) << "read " << i << ": " << got[i].message();
+    EXPECT_GE(ms[i], 300.0) << "read " << i;  // never early
+  }
+}
+
 TEST(NetDeadline, PastDeadlineFailsImmediatelyEvenWithDataReady) {
   with_silent_peer([](Conn& c, Conn& s) {
     ASSERT_TRUE(s.write("data"));
