@@ -94,7 +94,7 @@ std::int64_t coarse_slack() noexcept {
   static const std::int64_t slack = [] {
     timespec res{};
     clock_getres(CLOCK_MONOTONIC_COARSE, &res);
-    return 2 * (static_cast<std::int64_t>(res.tv_sec) * 1000000000 + res.tv_nsec);
+    return 3 * (static_cast<std::int64_t>(res.tv_sec) * 1000000000 + res.tv_nsec);
   }();
   return slack;
 }

@@ -69,8 +69,8 @@ constexpr auto kMinIdleRelease = std::chrono::milliseconds(1);
 constexpr auto kCoarseReleaseAfter = std::chrono::milliseconds(100);
 constexpr std::size_t kLingerBytes = 256 << 10;
 
-// Now on the coarse clock plus its slack: never early, up to two ticks
-// (8 ms here) late, for a fifth of a precise read. The clock of deadlines
+// Now on the coarse clock plus its slack: never early, up to three ticks
+// (12 ms here) late, for a fifth of a precise read. The clock of deadlines
 // that run seconds (read-header, body, write, idle), never of latency
 // (Exchange::head_ticks).
 net::Clock::time_point late_now() {
@@ -346,7 +346,7 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
   const bool release_drained = may_release && x->s->opts.release_when_drained && new_rest &&
                                many_connections(x->s->opts) && drained_socket(*x) != nullptr;
   // The clock: the end of the rest needs only the coarse clock plus its
-  // slack, never early, at most two ticks late on an idle_timeout of
+  // slack, never early, at most three ticks late on an idle_timeout of
   // seconds, for a third of the cost (nearly every keep-alive request
   // under load rests). So does a release moment armed below when
   // idle_release_after is long (the default second: a few milliseconds

@@ -235,7 +235,7 @@ struct Exchange {
   bool is_head_method = false;
   std::string id;
   // The first byte of the head, on the coarse clock plus its slack
-  // (read_head's late_now: never early, up to two ticks late): the clock of
+  // (read_head's late_now: never early, up to three ticks late): the clock of
   // the read-header and body deadlines.
   std::chrono::steady_clock::time_point started;
   // When the head was complete (read_head), on the same clock: the write
