@@ -11,6 +11,7 @@ function(goro_add_library)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${PROJECT_SOURCE_DIR})
   goro_target_warnings(${target})
+  goro_lto_objects(${target})  # GoroLto.cmake
   # Static, but position-independent (CMAKE_POSITION_INDEPENDENT_CODE: a
   # user may link goro into a shared object): with -fPIC alone GCC assumes
   # any exported function may be interposed at load time, so it never

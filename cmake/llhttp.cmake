@@ -51,6 +51,7 @@ set_target_properties(goro_llhttp PROPERTIES
 target_compile_definitions(goro_llhttp PRIVATE LLHTTP_STRICT_MODE=1)
 # Generated code: silence it rather than maintain it.
 target_compile_options(goro_llhttp PRIVATE -w)
+goro_lto_objects(goro_llhttp)  # GoroLto.cmake: part of the apps' request path
 target_include_directories(goro_llhttp PUBLIC $<BUILD_INTERFACE:${LLHTTP_INCLUDE_DIR}>)
 set_property(GLOBAL APPEND PROPERTY GORO_EXPORTED_TARGETS goro_llhttp)
 # The fuzz target compiles the same files with clang outside this target.

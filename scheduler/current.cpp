@@ -30,15 +30,18 @@
 
 // initial-exec: goro is linked into executables (static library); the TLS
 // access is then one %fs-relative load instead of a __tls_get_addr call.
+// `used`: the context switch's inline asm names them in a string, which
+// link-time optimization does not see (docs/DESIGN.md "Link-time
+// optimization": it dropped them and the link failed).
 #if defined(GORO_INLINE_CURRENT_M)
 extern "C" {
-__attribute__((tls_model("initial-exec"))) thread_local goro::detail::M* goro_tls_current_m =
+__attribute__((tls_model("initial-exec"), used)) thread_local goro::detail::M* goro_tls_current_m =
     nullptr;
 }
 #endif
 #if defined(__x86_64__)
 extern "C" {
-__attribute__((tls_model("initial-exec"))) thread_local goro::detail::G* goro_tls_current_g =
+__attribute__((tls_model("initial-exec"), used)) thread_local goro::detail::G* goro_tls_current_g =
     nullptr;
 }
 #endif
