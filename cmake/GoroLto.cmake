@@ -13,14 +13,18 @@
 # and the other presets build exactly as before.
 include_guard(GLOBAL)
 
+set(_goro_lto_gcc OFF)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  set(_goro_lto_gcc ON)
+endif()
 set(_goro_lto_default OFF)
-if(GORO_IS_TOP_LEVEL AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
-   AND CMAKE_BUILD_TYPE STREQUAL "Release" AND GORO_SANITIZE STREQUAL "")
+if(GORO_IS_TOP_LEVEL AND _goro_lto_gcc AND CMAKE_BUILD_TYPE STREQUAL "Release"
+   AND GORO_SANITIZE STREQUAL "")
   set(_goro_lto_default ON)
 endif()
 option(GORO_LTO "Link the apps with link-time optimization (GCC: libraries as fat LTO objects)"
        ${_goro_lto_default})
-if(GORO_LTO AND NOT (CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_C_COMPILER_ID STREQUAL "GNU"))
+if(GORO_LTO AND NOT _goro_lto_gcc)
   message(FATAL_ERROR "GORO_LTO needs GCC (fat LTO objects); turn it off for ${CMAKE_CXX_COMPILER_ID}")
 endif()
 
