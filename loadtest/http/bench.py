@@ -115,6 +115,23 @@ def cpu_seconds(pid):
     return user / CLK_TCK, sys_ / CLK_TCK
 
 
+def sleeps(pid):
+    """Voluntary context switches of every thread of the server's processes
+    so far: each is a sleep (in epoll_wait, mostly) that the client's next
+    write has to wake, and on loopback the waker pays for the wake-up."""
+    total = 0
+    for p in tree(pid):
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{t}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
 def rss_kib(pid):
     total = 0
     for p in tree(pid):
@@ -332,9 +349,9 @@ def measure(kind, sc_name, args, bins, tmp, tls=None):
         run_wrk(srv.addr, sc, 1, args.wrk_core, bins, tmp)  # warm-up
         counts = sc.get("tls") and kind == "goro"
         c0 = goro_tls_counts(srv.addr, tls) if counts else None
-        before = cpu_seconds(srv.proc.pid)
+        before, slept0 = cpu_seconds(srv.proc.pid), sleeps(srv.proc.pid)
         r = run_wrk(srv.addr, sc, args.seconds, args.wrk_core, bins, tmp)
-        after = cpu_seconds(srv.proc.pid)
+        after, slept1 = cpu_seconds(srv.proc.pid), sleeps(srv.proc.pid)
         user, kernel = after[0] - before[0], after[1] - before[1]
         cpu = user + kernel
         if counts:
@@ -350,6 +367,7 @@ def measure(kind, sc_name, args, bins, tmp, tls=None):
     # bare loop, so user time is where the work a server adds shows.
     r["user_us"] = user / r["requests"] * 1e6 if r["requests"] else None
     r["sys_us"] = kernel / r["requests"] * 1e6 if r["requests"] else None
+    r["sleeps_per_req"] = (slept1 - slept0) / r["requests"] if r["requests"] else None
     return r
 
 
@@ -576,7 +594,8 @@ def write_results(res, args, out_base):
              f"warm-up; medians. CPU/req: the server's utime+stime over the run / requests; "
              f"user and kernel: the two apart (each a median of its own); wrk CPU: the "
              f"client's share of its core (near 100%: the client, not the server, sets "
-             f"requests/s).",
+             f"requests/s); sleeps/req: the server's voluntary context switches per request "
+             f"(each one a wake-up the client's next write pays for).",
              f"- command: `{res['command']}`", ""]
     if res.get("tls_cert"):
         lines[-1:-1] = [f"- HTTPS: {res['tls_cert']}; wrk with the shim built from loadtest/http/wrk_tls.c "
@@ -595,8 +614,8 @@ def write_results(res, args, out_base):
             lines += [f"## {sc} ({desc})", ""] + tls_table(res, sc)
             continue
         lines += [f"## {sc} ({desc})", "",
-                  "| server | requests/s | p50 ms | p99 ms | CPU µs/req | user | kernel | CPU vs floor | rps vs nginx | wrk CPU | errors | non-2xx |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| server | requests/s | p50 ms | p99 ms | CPU µs/req | user | kernel | CPU vs floor | rps vs nginx | wrk CPU | sleeps/req | errors | non-2xx |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         floor_cpu = res["median"][sc].get("floor", {}).get("cpu_us")
         nginx_rps = res["median"][sc].get("nginx", {}).get("rps")
         for kind in SERVERS + EXTRA_SERVERS:
@@ -608,7 +627,8 @@ def write_results(res, args, out_base):
             lines.append(f"| {kind} | {fmt(m['rps'], ',.0f')} | {fmt(m['p50'], '.2f')} | "
                          f"{fmt(m['p99'], '.2f')} | {fmt(m['cpu_us'], '.2f')} | "
                          f"{fmt(m.get('user_us'), '.2f')} | {fmt(m.get('sys_us'), '.2f')} | {fmt(ratio, '.2f')}x | "
-                         f"{fmt(vs_nginx, '.2f')}x | {fmt(m.get('wrk_cpu_pct'), '.0f')}% | {m['errors']} | {m['non2xx']} |")
+                         f"{fmt(vs_nginx, '.2f')}x | {fmt(m.get('wrk_cpu_pct'), '.0f')}% | "
+                         f"{fmt(m.get('sleeps_per_req'), '.3f')} | {m['errors']} | {m['non2xx']} |")
         lines.append("")
         lines += per_round_lines(res["rounds"][sc])
     if res.get("idle"):
@@ -758,14 +778,15 @@ def main():
                         extra += " (goro: " + " ".join(f"{k} {v}" for k, v in r["server_tls"].items()) + ")"
                     print(f"round {rnd + 1} {sc:15} {kind:6} {r['rps']:>11,.0f} req/s "
                           f"p99 {fmt(r['p99'], '.2f')} ms cpu {fmt(r['cpu_us'], '.2f')} us/req "
-                          f"(user {fmt(r.get('user_us'), '.2f')}) "
+                          f"(user {fmt(r.get('user_us'), '.2f')}) sleeps/req {fmt(r.get('sleeps_per_req'), '.3f')} "
                           f"errors {r['errors']} non2xx {r['non2xx']}{extra}", flush=True)
         for sc in scenarios:
             res["median"][sc] = {}
             for kind in res["rounds"][sc]:
                 rs = res["rounds"][sc][kind]
                 m = {k: median([r.get(k) for r in rs])
-                     for k in ("rps", "p50", "p99", "cpu_us", "user_us", "sys_us", "wrk_cpu_pct")}
+                     for k in ("rps", "p50", "p99", "cpu_us", "user_us", "sys_us", "wrk_cpu_pct",
+                                   "sleeps_per_req")}
                 m["errors"] = sum(r["errors"] for r in rs)
                 m["non2xx"] = sum(r["non2xx"] for r in rs)
                 res["errors"] |= m["errors"] > 0 or m["non2xx"] > 0
