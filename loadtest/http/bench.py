@@ -115,6 +115,18 @@ def cpu_seconds(pid):
     return user / CLK_TCK, sys_ / CLK_TCK
 
 
+def status_field(path, key):
+    """The number on a /proc status file's `key` line (0 if gone or absent)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def sleeps(pid):
     """Voluntary context switches of every thread of the server's processes
     so far: each is a sleep (in epoll_wait, mostly) that the client's next
@@ -122,27 +134,16 @@ def sleeps(pid):
     total = 0
     for p in tree(pid):
         try:
-            for t in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{t}/status") as f:
-                    for line in f:
-                        if line.startswith("voluntary_ctxt_switches:"):
-                            total += int(line.split()[1])
+            tasks = os.listdir(f"/proc/{p}/task")
         except OSError:
-            pass
+            continue
+        total += sum(status_field(f"/proc/{p}/task/{t}/status", "voluntary_ctxt_switches:")
+                     for t in tasks)
     return total
 
 
 def rss_kib(pid):
-    total = 0
-    for p in tree(pid):
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
+    return sum(status_field(f"/proc/{p}/status", "VmRSS:") for p in tree(pid))
 
 
 def make_cert(tmp):
