@@ -787,7 +787,7 @@ def main():
                 rs = res["rounds"][sc][kind]
                 m = {k: median([r.get(k) for r in rs])
                      for k in ("rps", "p50", "p99", "cpu_us", "user_us", "sys_us", "wrk_cpu_pct",
-                                   "sleeps_per_req")}
+                               "sleeps_per_req")}
                 m["errors"] = sum(r["errors"] for r in rs)
                 m["non2xx"] = sum(r["non2xx"] for r in rs)
                 res["errors"] |= m["errors"] > 0 or m["non2xx"] > 0
