@@ -11,6 +11,10 @@
 # --idle, --idle-tls, --callgrind; --help lists them). Exits non-zero if a
 # run had errors.
 #   bash loadtest/run.sh [bench.py arguments]
+# With --idle-policy first, runs loadtest/http/idle_policy.py instead (root,
+# a KVM guest with cpuidle-haltpoll): keep-alive plaintext under each
+# guest_halt_poll_ns window, the machine's own restored at the end.
+#   bash loadtest/run.sh --idle-policy [idle_policy.py arguments]
 # Builds in build/release hold /tmp/goro-build-release.lock (flock), the lock
 # every build in that tree takes, and configure only a tree not configured
 # yet (Ninja re-runs CMake itself when a CMakeLists.txt changed).
@@ -32,4 +36,8 @@ cc -O2 -Wall -Wextra -shared -fPIC -o "$bin/wrk_tls.so" loadtest/http/wrk_tls.c 
   go build -o "../../../$bin/gohello" .)
 ln -sf ../bin/goro-http-floor "$bin/floor"
 # Debian's python3: the one python3-matplotlib is installed for.
+if [[ ${1:-} == --idle-policy ]]; then  # the diagnostic: loadtest/http/idle_policy.py
+  shift
+  exec /usr/bin/python3 loadtest/http/idle_policy.py --build build/release --bin-dir "$bin" "$@"
+fi
 exec /usr/bin/python3 loadtest/http/bench.py --build build/release --bin-dir "$bin" "$@"

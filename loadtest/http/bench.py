@@ -115,6 +115,15 @@ def cpu_seconds(pid):
     return user / CLK_TCK, sys_ / CLK_TCK
 
 
+def text_of(path):
+    """A small file's text, stripped (a sysfs setting); None if it is absent."""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def status_field(path, key):
     """The number on a /proc status file's `key` line (0 if gone or absent)."""
     try:
@@ -488,7 +497,13 @@ def machine_line():
             return (p.stdout + p.stderr).strip().splitlines()[0]
         except (OSError, IndexError):
             return "?"
-    return (f"{os.cpu_count()} cores ({model}), Linux {platform.release()}; "
+    # The idle policy moves requests/s when wrk is the bottleneck (docs/DESIGN.md,
+    # "Requests/s when wrk is the bottleneck"; loadtest/http/idle_policy.py).
+    idle = text_of("/sys/devices/system/cpu/cpuidle/current_driver") or "?"
+    window = text_of("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+    if window is not None:
+        idle += f", guest_halt_poll_ns {window}"
+    return (f"{os.cpu_count()} cores ({model}), Linux {platform.release()}, cpuidle {idle}; "
             f"{version(['go', 'version'])}; {version(['nginx', '-v'])}; "
             f"{version(['wrk', '--version'])}")
 
