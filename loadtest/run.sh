@@ -35,7 +35,7 @@ cc -O2 -Wall -Wextra -shared -fPIC -o "$bin/wrk_tls.so" loadtest/http/wrk_tls.c 
 (cd loadtest/peers/gohello && GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$PWD/../../../build/release/go-cache" \
   go build -o "../../../$bin/gohello" .)
 ln -sf ../bin/goro-http-floor "$bin/floor"
-# Debian's python3: the one python3-matplotlib is installed for.
+# Both run on Debian's python3: the one python3-matplotlib is installed for.
 if [[ ${1:-} == --idle-policy ]]; then  # the diagnostic: loadtest/http/idle_policy.py
   shift
   exec /usr/bin/python3 loadtest/http/idle_policy.py --build build/release --bin-dir "$bin" "$@"

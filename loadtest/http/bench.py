@@ -246,9 +246,13 @@ class Server:
             self.addr = f"127.0.0.1:{port}"
         self.proc = subprocess.Popen(pin + cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env=env, text=True)
-        if kind != "nginx":
-            self.addr = self.proc.stdout.readline().strip()
-        wait_listening(self.addr, self.proc)
+        try:
+            if kind != "nginx":
+                self.addr = self.proc.stdout.readline().strip()
+            wait_listening(self.addr, self.proc)
+        except BaseException:  # a failed start or an interrupt here leaves no server running
+            self.stop()
+            raise
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM if self.kind != "nginx" else signal.SIGQUIT)

@@ -66,8 +66,9 @@ def main():
         windows = [int(x) for x in args.poll_ns.split(",") if x]
     except ValueError:
         windows = []
-    if not windows or any(w < 0 for w in windows):
-        ap.error(f"--poll-ns {args.poll_ns!r}: comma-separated windows in ns (>= 0) expected")
+    if not windows or any(w < 0 or w > 0xFFFFFFFF for w in windows) or len(set(windows)) < len(windows):
+        ap.error(f"--poll-ns {args.poll_ns!r}: distinct comma-separated windows in ns "
+                 f"(0 to 4294967295) expected")
     servers = [s for s in args.servers.split(",") if s]
     for kind in servers:
         if kind not in bench.SERVERS:
@@ -75,11 +76,16 @@ def main():
     if args.rounds < 1 or args.seconds < 1:
         ap.error("--rounds and --seconds must be at least 1")
     driver, before = bench.text_of(DRIVER), bench.text_of(KNOB)
-    if driver != "haltpoll" or before is None or not os.access(KNOB, os.W_OK):
-        print(f"idle_policy: needs the cpuidle-haltpoll driver and a writable {KNOB} "
-              f"(root in a KVM guest); this machine's idle driver is {driver or 'unknown'}",
-              file=sys.stderr)
+    if driver != "haltpoll" or before is None:
+        print(f"idle_policy: needs the cpuidle-haltpoll driver (a KVM guest) and {KNOB}; "
+              f"this machine's idle driver is {driver or 'unknown'}", file=sys.stderr)
         return 2
+    if not os.access(KNOB, os.W_OK):
+        print(f"idle_policy: {KNOB} is not writable (run as root)", file=sys.stderr)
+        return 2
+    # Said first, so that after a SIGKILL the window can be put back by hand.
+    print(f"idle_policy: guest_halt_poll_ns is {before}; it is written back at the end "
+          f"(echo {before} > {KNOB} after a kill -9)", flush=True)
 
     bins = dict(goro=os.path.join(args.build, "bin/goro-hello"),
                 go=os.path.join(args.bin_dir, "gohello"),
@@ -90,9 +96,10 @@ def main():
                command="loadtest/run.sh --idle-policy " + " ".join(sys.argv[1:]),
                window_before=int(before), servers=servers, rounds={w: {k: [] for k in servers}
                                                                     for w in windows})
-    def interrupted(*_):  # SIGTERM unwinds like Ctrl-C, through the finally below
+    def interrupted(*_):  # SIGTERM and SIGHUP unwind like Ctrl-C, through the finally below
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGHUP, interrupted)
     tmp = tempfile.mkdtemp(prefix="goro-idle-policy-")
     try:
         for rnd in range(args.rounds):
@@ -108,7 +115,12 @@ def main():
                           f"{bench.fmt(r['sleeps_per_req'], '.3f')} wrk cpu "
                           f"{r['wrk_cpu_pct']:.0f}% errors {r['errors']}", flush=True)
     finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # none cuts the restore short
+            signal.signal(sig, signal.SIG_IGN)
         write_knob(before)  # the window the machine had
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
         shutil.rmtree(tmp, ignore_errors=True)
 
     lines = [f"# Keep-alive plaintext under the guest's idle policies, {date}", "",
@@ -144,11 +156,15 @@ def main():
     res["median"] = summary
     os.makedirs(args.out, exist_ok=True)
     base = os.path.join(args.out, f"idle-policy-{date}")
+    n = 1
+    while os.path.exists(base + ".md"):  # a second run that day keeps the first
+        n += 1
+        base = os.path.join(args.out, f"idle-policy-{date}-{n}")
     with open(base + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(base + ".json", "w") as f:
         json.dump(res, f, indent=1, default=str)
-    print("\n".join(lines[8:]))
+    print("\n".join(lines[7:]))
     print(f"wrote {base}.md, .json")
     errors = any(m["errors"] for s in summary.values() for k, m in s.items() if isinstance(m, dict))
     return 1 if errors else 0
