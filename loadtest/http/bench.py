@@ -480,6 +480,21 @@ def callgrind_ir(kind, n, bins, tmp, tls=None):
     return total
 
 
+def binaries(build, bin_dir):
+    """The servers' and wrk's TLS shim's paths (run.sh builds them)."""
+    return dict(goro=os.path.join(build, "bin/goro-hello"),
+                go=os.path.join(bin_dir, "gohello"),
+                floor=os.path.join(bin_dir, "floor"),
+                nginx=shutil.which("nginx") or "/usr/sbin/nginx",
+                wrk_tls=os.path.join(bin_dir, "wrk_tls.so"))
+
+
+def rotated(xs, rnd):
+    """xs in round rnd's order: each round starts one further along."""
+    k = rnd % len(xs)
+    return xs[k:] + xs[:k]
+
+
 def median(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -732,11 +747,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "loadtest/results"))
     args = ap.parse_args()
 
-    bins = dict(goro=os.path.join(args.build, "bin/goro-hello"),
-                go=os.path.join(args.bin_dir, "gohello"),
-                floor=os.path.join(args.bin_dir, "floor"),
-                nginx=shutil.which("nginx") or "/usr/sbin/nginx",
-                wrk_tls=os.path.join(args.bin_dir, "wrk_tls.so"))
+    bins = binaries(args.build, args.bin_dir)
     servers = [s for s in args.servers.split(",") if s]
     scenarios = [s for s in args.scenarios.split(",") if s]
     for kind in servers:
@@ -782,7 +793,7 @@ def main():
         for sc in scenarios:
             res["rounds"][sc] = {k: [] for k in servers if applies(sc, k)}
         for rnd in range(args.rounds):
-            order = servers[rnd % len(servers):] + servers[:rnd % len(servers)]
+            order = rotated(servers, rnd)
             for sc in scenarios:
                 for kind in order:
                     if not applies(sc, kind):

@@ -13,7 +13,7 @@ in the idle task, so the servers' CPU per request does not include it.
 Each round sets every window in --poll-ns in turn (the order rotates) and,
 under each, measures every server once (bench.py's measure: one core each,
 wrk -t1 on the other, 64 connections); the window the machine had is
-written back at the end, on an error or an interrupt as well. It changes a
+written back at the end, on an exception, SIGINT, SIGTERM or SIGHUP as well. It changes a
 kernel setting, so it needs root and runs only when asked for: through
 loadtest/run.sh --idle-policy (the same build steps as the load tests).
 
@@ -87,10 +87,7 @@ def main():
     print(f"idle_policy: guest_halt_poll_ns is {before}; it is written back at the end "
           f"(echo {before} > {KNOB} after a kill -9)", flush=True)
 
-    bins = dict(goro=os.path.join(args.build, "bin/goro-hello"),
-                go=os.path.join(args.bin_dir, "gohello"),
-                floor=os.path.join(args.bin_dir, "floor"),
-                nginx=shutil.which("nginx") or "/usr/sbin/nginx")
+    bins = bench.binaries(args.build, args.bin_dir)
     date = datetime.date.today().isoformat()
     res = dict(date=date, commit=bench.commit_line(), machine=bench.machine_line(),
                command="loadtest/run.sh --idle-policy " + " ".join(sys.argv[1:]),
@@ -103,11 +100,9 @@ def main():
     tmp = tempfile.mkdtemp(prefix="goro-idle-policy-")
     try:
         for rnd in range(args.rounds):
-            order_w = windows[rnd % len(windows):] + windows[:rnd % len(windows)]
-            for w in order_w:
+            for w in bench.rotated(windows, rnd):
                 write_knob(w)
-                order = servers[rnd % len(servers):] + servers[:rnd % len(servers)]
-                for kind in order:
+                for kind in bench.rotated(servers, rnd):
                     r = bench.measure(kind, "plaintext", args, bins, tmp)
                     res["rounds"][w][kind].append(r)
                     print(f"round {rnd + 1} poll {w:>7} ns {kind:6} {r['rps']:>11,.0f} req/s "
@@ -166,7 +161,7 @@ def main():
         json.dump(res, f, indent=1, default=str)
     print("\n".join(lines[7:]))
     print(f"wrote {base}.md, .json")
-    errors = any(m["errors"] for s in summary.values() for k, m in s.items() if isinstance(m, dict))
+    errors = any(summary[w][kind]["errors"] for w in windows for kind in servers)
     return 1 if errors else 0
 
 
