@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The load tests in one command: installs what is missing, builds goro-hello
-# and the floor (release preset), Go net/http's peer (loadtest/peers/gohello),
+# and the floor (release preset), goro-hello again with profile-guided
+# optimization (scripts/pgo.sh, build/pgo), Go net/http's peer (loadtest/peers/gohello),
 # the wrk TLS shim (loadtest/http/wrk_tls.c), then runs loadtest/http/bench.py:
 # goro-hello, Go, nginx (Debian's nginx-light, its own config from
 # loadtest/peers/nginx, started on a loopback port without touching the
@@ -35,6 +36,19 @@ cc -O2 -Wall -Wextra -shared -fPIC -o "$bin/wrk_tls.so" loadtest/http/wrk_tls.c 
 (cd loadtest/peers/gohello && GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$PWD/../../../build/release/go-cache" \
   go build -o "../../../$bin/gohello" .)
 ln -sf ../bin/goro-http-floor "$bin/floor"
+# goro-pgo (in bench.py's servers unless --servers leaves it out): goro-hello
+# built with profile-guided optimization in build/pgo (scripts/pgo.sh, about
+# five minutes: it trains on the loads bench.py measures).
+servers=goro-pgo
+for ((i = 1; i <= $#; i++)); do
+  case ${!i} in
+    --servers=*) servers=${!i#--servers=} ;;
+    --servers) j=$((i + 1)); servers=${!j:-} ;;
+  esac
+done
+if [[ ${1:-} != --idle-policy && ,$servers, == *,goro-pgo,* ]]; then
+  bash scripts/pgo.sh build/pgo >/dev/null
+fi
 # Both run on Debian's python3: the one python3-matplotlib is installed for.
 if [[ ${1:-} == --idle-policy ]]; then  # the diagnostic: loadtest/http/idle_policy.py
   shift

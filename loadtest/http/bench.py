@@ -26,6 +26,11 @@ handshake. goro's own /metrics count (full/resumed/failed) over the measured
 run is recorded beside it. These tables quote requests/s and CPU per request
 as ratios to Go's, with the per-round goro/Go ratios.
 
+goro-pgo is the same goro-hello built with profile-guided optimization
+(scripts/pgo.sh, which run.sh runs: GCC trained on these loads, see
+docs/DESIGN.md "Profile-guided optimization"); goro is the release preset's
+build, the one the README's commands build. Both are in every table.
+
 --servers may add goro-held, goro-hello with release_when_drained off (a
 connection keeps its goroutine through the first idle_release_after of its
 rest): the rows then show what the default costs or saves in the same run.
@@ -67,7 +72,9 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SERVERS = ["goro", "go", "nginx", "floor"]
+SERVERS = ["goro", "goro-pgo", "go", "nginx", "floor"]
+# The two builds of goro-hello, as they appear in the per-round ratios.
+GORO_BUILDS = ("goro", "goro-pgo")
 # On request only (--servers): goro-hello with release_when_drained off, so
 # one run shows what the default's release at once costs or saves.
 EXTRA_SERVERS = ["goro-held"]
@@ -82,7 +89,7 @@ SCENARIOS = {
     "https-handshake": dict(path="/plaintext", conns=64, close=True, tls=True,
                             full_handshake=True, target_vs_go=1.0),
 }
-TLS_SERVERS = ("goro", "go", "nginx")  # the floor does not speak TLS
+TLS_SERVERS = ("goro", "goro-pgo", "go", "nginx")  # the floor does not speak TLS
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -213,8 +220,9 @@ class Server:
             raise ValueError(f"{kind} does not speak TLS")
         pin = ["taskset", "-c", str(core)]
         env = dict(os.environ)
-        if kind in ("goro", "goro-kept", "goro-held"):
-            cmd = [bins["goro"], "--addr", "127.0.0.1:0", "--maxprocs", "1"]
+        if kind in ("goro", "goro-pgo", "goro-kept", "goro-held"):
+            cmd = [bins[kind if kind == "goro-pgo" else "goro"], "--addr", "127.0.0.1:0",
+                   "--maxprocs", "1"]
             if kind == "goro-kept":  # idle memory only: connections keep their goroutines
                 cmd += ["--idle_release_after", "0"]
             if kind == "goro-held":  # a connection keeps its goroutine for idle_release_after
@@ -361,7 +369,7 @@ def measure(kind, sc_name, args, bins, tmp, tls=None):
                  close=bool(sc.get("close")), tls=tls if sc.get("tls") else None)
     try:
         run_wrk(srv.addr, sc, 1, args.wrk_core, bins, tmp)  # warm-up
-        counts = sc.get("tls") and kind == "goro"
+        counts = sc.get("tls") and kind in GORO_BUILDS
         c0 = goro_tls_counts(srv.addr, tls) if counts else None
         before, slept0 = cpu_seconds(srv.proc.pid), sleeps(srv.proc.pid)
         r = run_wrk(srv.addr, sc, args.seconds, args.wrk_core, bins, tmp)
@@ -436,11 +444,13 @@ def idle_memory(kind, n, args, bins, tmp, tls=None):
 
 
 def callgrind_ir(kind, n, bins, tmp, tls=None):
-    """kind: goro, goro-tls (the same over TLS: one handshake, then n requests) or floor."""
+    """kind: goro, goro-pgo, goro-tls (goro over TLS: one handshake, then n
+    requests) or floor."""
     out = os.path.join(tmp, f"cg-{kind}-{n}.out")
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
     if kind.startswith("goro"):
-        cmd += [bins["goro"], "--addr", "127.0.0.1:0", "--maxprocs", "1"]
+        cmd += [bins[kind if kind == "goro-pgo" else "goro"], "--addr", "127.0.0.1:0",
+                "--maxprocs", "1"]
         if kind == "goro-tls":
             cmd += ["--tls_cert", tls["cert"], "--tls_key", tls["key"]]
     else:
@@ -480,13 +490,15 @@ def callgrind_ir(kind, n, bins, tmp, tls=None):
     return total
 
 
-def binaries(build, bin_dir):
+def binaries(build, bin_dir, pgo_build=None):
     """The servers' and wrk's TLS shim's paths (run.sh builds them)."""
-    return dict(goro=os.path.join(build, "bin/goro-hello"),
+    return {"goro": os.path.join(build, "bin/goro-hello"),
+            "goro-pgo": os.path.join(pgo_build or os.path.join(ROOT, "build/pgo"), "bin/goro-hello"),
+            **dict(
                 go=os.path.join(bin_dir, "gohello"),
                 floor=os.path.join(bin_dir, "floor"),
                 nginx=shutil.which("nginx") or "/usr/sbin/nginx",
-                wrk_tls=os.path.join(bin_dir, "wrk_tls.so"))
+                wrk_tls=os.path.join(bin_dir, "wrk_tls.so"))}
 
 
 def rotated(xs, rnd):
@@ -593,28 +605,30 @@ def tls_table(res, sc):
 
 
 def per_round_lines(rounds):
-    """goro against the floor and nginx round by round: the table's ratios are
-    of medians taken separately, and the machine's speed drifts between rounds,
-    so the median of the same-round ratios is quoted beside them."""
+    """Each build of goro against the floor and nginx round by round: the
+    table's ratios are of medians taken separately, and the machine's speed
+    drifts between rounds, so the median of the same-round ratios is quoted
+    beside them."""
     lines = []
-    def ratios(peer, key):
+    def ratios(name, peer, key):
         # Round i of each server, side by side; a round missing for either
         # (a run that failed) or without the figure reads "—".
-        goro, other = rounds.get("goro", []), rounds.get(peer, [])
+        goro, other = rounds.get(name, []), rounds.get(peer, [])
         out = []
         for i in range(max(len(goro), len(other))):
             g = goro[i] if i < len(goro) else {}
             o = other[i] if i < len(other) else {}
             out.append(g[key] / o[key] if g.get(key) and o.get(key) else None)
         return out
-    for label, peer, key in (("goro/floor CPU per request", "floor", "cpu_us"),
-                             ("goro/floor requests/s", "floor", "rps"),
-                             ("goro/nginx requests/s", "nginx", "rps")):
-        per = ratios(peer, key)
-        if any(x is not None for x in per):
-            lines.append(f"- {label} per round: " +
-                         ", ".join("—" if x is None else f"{x:.2f}x" for x in per) +
-                         f" (median {fmt(median(per), '.2f')}x)")
+    for name in GORO_BUILDS:
+        for label, peer, key in (("floor CPU per request", "floor", "cpu_us"),
+                                 ("floor requests/s", "floor", "rps"),
+                                 ("nginx requests/s", "nginx", "rps")):
+            per = ratios(name, peer, key)
+            if any(x is not None for x in per):
+                lines.append(f"- {name}/{label} per round: " +
+                             ", ".join("—" if x is None else f"{x:.2f}x" for x in per) +
+                             f" (median {fmt(median(per), '.2f')}x)")
     if lines:
         lines.append("")
     return lines
@@ -732,6 +746,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build/release"))
     ap.add_argument("--bin-dir", required=True, help="where run.sh put gohello and floor")
+    ap.add_argument("--pgo-build", default=os.path.join(ROOT, "build/pgo"),
+                    help="scripts/pgo.sh's build tree (goro-pgo's goro-hello)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
@@ -747,7 +763,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "loadtest/results"))
     args = ap.parse_args()
 
-    bins = binaries(args.build, args.bin_dir)
+    bins = binaries(args.build, args.bin_dir, args.pgo_build)
     servers = [s for s in args.servers.split(",") if s]
     scenarios = [s for s in args.scenarios.split(",") if s]
     for kind in servers:
@@ -756,6 +772,8 @@ def main():
     for sc in scenarios:
         if sc not in SCENARIOS:
             ap.error(f"unknown scenario {sc} (known: {', '.join(SCENARIOS)})")
+    if "goro-pgo" in servers and not os.path.exists(bins["goro-pgo"]):
+        ap.error(f"{bins['goro-pgo']} is missing (loadtest/run.sh builds it with scripts/pgo.sh)")
     # Checked before the run: a bad value used to surface only at the end,
     # after every round, and lose them all.
     def counts(flag, value):
@@ -842,7 +860,8 @@ def main():
         if args.callgrind and shutil.which("valgrind"):
             n1, n2 = [int(x) for x in args.callgrind.split(",")]
             res["callgrind"] = {}
-            for kind in ("goro", "floor") + (("goro-tls",) if tls else ()):
+            cg_kinds = [k for k in GORO_BUILDS if k in servers] + ["floor"]
+            for kind in cg_kinds + (["goro-tls"] if tls else []):
                 a, b = callgrind_ir(kind, n1, bins, tmp, tls), callgrind_ir(kind, n2, bins, tmp, tls)
                 res["callgrind"][kind] = dict(n1=n1, n2=n2, ir_n1=a, ir_n2=b,
                                               per_request=(b - a) / (n2 - n1))
