@@ -73,6 +73,9 @@ def main():
     for kind in servers:
         if kind not in bench.SERVERS:
             ap.error(f"unknown server {kind} (known: {', '.join(bench.SERVERS)})")
+    pgo_bin = bench.binaries(args.build, args.bin_dir)["goro-pgo"]
+    if "goro-pgo" in servers and not os.path.exists(pgo_bin):
+        ap.error(f"{pgo_bin} is missing: build it first with bash scripts/pgo.sh")
     if args.rounds < 1 or args.seconds < 1:
         ap.error("--rounds and --seconds must be at least 1")
     driver, before = bench.text_of(DRIVER), bench.text_of(KNOB)
