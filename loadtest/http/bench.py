@@ -221,8 +221,7 @@ class Server:
         pin = ["taskset", "-c", str(core)]
         env = dict(os.environ)
         if kind in ("goro", "goro-pgo", "goro-kept", "goro-held"):
-            cmd = [bins[kind if kind == "goro-pgo" else "goro"], "--addr", "127.0.0.1:0",
-                   "--maxprocs", "1"]
+            cmd = [goro_binary(bins, kind), "--addr", "127.0.0.1:0", "--maxprocs", "1"]
             if kind == "goro-kept":  # idle memory only: connections keep their goroutines
                 cmd += ["--idle_release_after", "0"]
             if kind == "goro-held":  # a connection keeps its goroutine for idle_release_after
@@ -449,8 +448,7 @@ def callgrind_ir(kind, n, bins, tmp, tls=None):
     out = os.path.join(tmp, f"cg-{kind}-{n}.out")
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
     if kind.startswith("goro"):
-        cmd += [bins[kind if kind == "goro-pgo" else "goro"], "--addr", "127.0.0.1:0",
-                "--maxprocs", "1"]
+        cmd += [goro_binary(bins, kind), "--addr", "127.0.0.1:0", "--maxprocs", "1"]
         if kind == "goro-tls":
             cmd += ["--tls_cert", tls["cert"], "--tls_key", tls["key"]]
     else:
@@ -493,12 +491,18 @@ def callgrind_ir(kind, n, bins, tmp, tls=None):
 def binaries(build, bin_dir, pgo_build=None):
     """The servers' and wrk's TLS shim's paths (run.sh builds them)."""
     return {"goro": os.path.join(build, "bin/goro-hello"),
-            "goro-pgo": os.path.join(pgo_build or os.path.join(ROOT, "build/pgo"), "bin/goro-hello"),
-            **dict(
-                go=os.path.join(bin_dir, "gohello"),
-                floor=os.path.join(bin_dir, "floor"),
-                nginx=shutil.which("nginx") or "/usr/sbin/nginx",
-                wrk_tls=os.path.join(bin_dir, "wrk_tls.so"))}
+            "goro-pgo": os.path.join(pgo_build or os.path.join(ROOT, "build/pgo"),
+                                     "bin/goro-hello"),
+            "go": os.path.join(bin_dir, "gohello"),
+            "floor": os.path.join(bin_dir, "floor"),
+            "nginx": shutil.which("nginx") or "/usr/sbin/nginx",
+            "wrk_tls": os.path.join(bin_dir, "wrk_tls.so")}
+
+
+def goro_binary(bins, kind):
+    """The goro-hello a goro kind runs: goro-pgo's build, or the release one
+    (goro, goro-kept, goro-held, goro-tls)."""
+    return bins["goro-pgo" if kind == "goro-pgo" else "goro"]
 
 
 def rotated(xs, rnd):
