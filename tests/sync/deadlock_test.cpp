@@ -215,28 +215,33 @@ TEST_F(Deadlock, ReportedWhenManyMsGoIdleAtOnce) {
 // SIGQUIT, as in Go: a dump of every goroutine with its wait reason, then
 // exit status 2. A goroutine blocked in a receive, one sleeping, and the main
 // goroutine, which sends the signal to the process and keeps running.
+//
+// The child starts with SIGQUIT at its default action: the dump is for that
+// disposition only, and a test run from a non-interactive shell's background
+// job (`ctest ... &`) inherits SIGQUIT ignored, where the child used to wait
+// forever for a dump the runtime rightly never made.
 TEST_F(Deadlock, SigquitDumpsGoroutinesAndExits) {
-  EXPECT_EXIT(run([] {
-                goro::Chan<int> ch;
-                // Both have run up to their blocking call (a fixed 20 ms was
-                // not enough under TSan on a loaded machine: the sleeper was
-                // still "runnable" in the dump); then 50 ms for the last steps.
-                std::atomic<int> started{0};
-                goro::go([&] {
-                  started.fetch_add(1);
-                  ch.recv();
-                });
-                goro::go([&] {
-                  started.fetch_add(1);
-                  goro::sleep_for(10s);
-                });
-                while (started.load() < 2)
-                  goro::sleep_for(1ms);
-                goro::sleep_for(50ms);
-                kill(getpid(), SIGQUIT);
-                for (;;)
-                  goro::sleep_for(1ms);  // until sysmon prints and exits
-              }),
+  EXPECT_EXIT((::signal(SIGQUIT, SIG_DFL), run([] {
+                 goro::Chan<int> ch;
+                 // Both have run up to their blocking call (a fixed 20 ms was
+                 // not enough under TSan on a loaded machine: the sleeper was
+                 // still "runnable" in the dump); then 50 ms for the last steps.
+                 std::atomic<int> started{0};
+                 goro::go([&] {
+                   started.fetch_add(1);
+                   ch.recv();
+                 });
+                 goro::go([&] {
+                   started.fetch_add(1);
+                   goro::sleep_for(10s);
+                 });
+                 while (started.load() < 2)
+                   goro::sleep_for(1ms);
+                 goro::sleep_for(50ms);
+                 kill(getpid(), SIGQUIT);
+                 for (;;)
+                   goro::sleep_for(1ms);  // until sysmon prints and exits
+               })),
               ::testing::ExitedWithCode(2),
               "SIGQUIT: quit(.|\n)*goroutine [0-9]+ \\[(chan receive|sleep)\\](.|\n)*goroutine "
               "[0-9]+ \\[(chan receive|sleep)\\](.|\n)*exit status 2");
