@@ -21,6 +21,13 @@
 # yet (Ninja re-runs CMake itself when a CMakeLists.txt changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for arg in "$@"; do  # help without building anything
+  if [[ $arg == -h || $arg == --help ]]; then
+    script=bench.py
+    [[ ${1:-} == --idle-policy ]] && script=idle_policy.py
+    exec /usr/bin/python3 "loadtest/http/$script" --help
+  fi
+done
 bash scripts/deps.sh --load
 if ! command -v openssl >/dev/null; then  # the HTTPS scenarios' certificate
   SUDO=""
@@ -37,21 +44,28 @@ cc -O2 -Wall -Wextra -shared -fPIC -o "$bin/wrk_tls.so" loadtest/http/wrk_tls.c 
   go build -o "../../../$bin/gohello" .)
 ln -sf ../bin/goro-http-floor "$bin/floor"
 # goro-pgo (in bench.py's servers unless --servers leaves it out): goro-hello
-# built with profile-guided optimization in build/pgo (scripts/pgo.sh, about
-# five minutes: it trains on the loads bench.py measures).
+# built with profile-guided optimization in build/pgo, or --pgo-build's tree
+# (scripts/pgo.sh, about four minutes: it trains on the plain-HTTP loads
+# bench.py measures). bench.py's options are not abbreviated
+# (allow_abbrev=False), so these two are seen here as bench.py sees them.
 servers=goro-pgo
+pgo_build=build/pgo
 for ((i = 1; i <= $#; i++)); do
+  j=$((i + 1))
   case ${!i} in
     --servers=*) servers=${!i#--servers=} ;;
-    --servers) j=$((i + 1)); servers=${!j:-} ;;
+    --servers) servers=${!j:-} ;;
+    --pgo-build=*) pgo_build=${!i#--pgo-build=} ;;
+    --pgo-build) pgo_build=${!j:-} ;;
   esac
 done
 if [[ ${1:-} != --idle-policy && ,$servers, == *,goro-pgo,* ]]; then
-  bash scripts/pgo.sh build/pgo >/dev/null
+  bash scripts/pgo.sh "$pgo_build" >/dev/null
 fi
 # Both run on Debian's python3: the one python3-matplotlib is installed for.
 if [[ ${1:-} == --idle-policy ]]; then  # the diagnostic: loadtest/http/idle_policy.py
   shift
   exec /usr/bin/python3 loadtest/http/idle_policy.py --build build/release --bin-dir "$bin" "$@"
 fi
-exec /usr/bin/python3 loadtest/http/bench.py --build build/release --bin-dir "$bin" "$@"
+exec /usr/bin/python3 loadtest/http/bench.py --build build/release --bin-dir "$bin" \
+  --pgo-build "$pgo_build" "$@"

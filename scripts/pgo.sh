@@ -10,12 +10,17 @@
 #      setting) and once with one P per core; SIGTERM ends each run and
 #      goro-hello writes its counts into BUILD_DIR/pgo-profile as it exits;
 #   3. the same tree rebuilt with GORO_PGO=use: BUILD_DIR/bin/goro-hello.
-# Each run starts from an empty profile, so it is idempotent; about five
-# minutes on two cores. A service's own build trains on its own traffic
-# the same way (the two configure steps and its load in between).
-#   bash scripts/pgo.sh [BUILD_DIR]    default build/pgo
+# Each run starts from an empty profile, so it is idempotent; about four
+# minutes on two cores. A failed run removes the instrumented goro-hello,
+# so no later step mistakes it for the optimized one.
+#   bash scripts/pgo.sh [BUILD_DIR]    default build/pgo (a relative
+#                                      BUILD_DIR is under the repository)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == -* || $# -gt 1 ]]; then
+  echo "usage: bash scripts/pgo.sh [BUILD_DIR]   (default build/pgo, relative to the repository)" >&2
+  exit 2
+fi
 bash scripts/deps.sh
 build=${1:-build/pgo}
 profile=$PWD/$build/pgo-profile
@@ -30,15 +35,42 @@ configure() {
     -DGORO_PGO="$1" -DGORO_PGO_DIR="$profile" >/dev/null
 }
 
+bin=$build/bin/goro-hello
+server=
+done_ok=0
+cleanup() {
+  if [[ -n $server ]]; then kill -KILL "$server" 2>/dev/null || true; fi
+  # Until the use build has replaced it, bin/goro-hello is the instrumented
+  # one (and the harness would measure it as the optimized build).
+  if ((done_ok == 0)); then rm -f "$bin"; fi
+}
+trap cleanup EXIT
+
 configure generate
 cmake --build "$build" --target goro-hello >/dev/null
 rm -rf "$profile"
 
+load() {  # $1: a label; the rest: wrk's arguments
+  local label=$1 out
+  shift
+  out=$(wrk -t1 -d3s "$@")
+  # A load that failed trains nothing (or the error paths): stop.
+  if ! grep -q '^Requests/sec:' <<<"$out" || grep -q '^Requests/sec: *0\.00' <<<"$out" ||
+    grep -q 'Non-2xx' <<<"$out"; then
+    printf 'pgo.sh: the training load %s failed:\n%s\n' "$label" "$out" >&2
+    exit 1
+  fi
+  if grep -q 'Socket errors' <<<"$out"; then
+    echo "pgo.sh: the training load $label: $(grep 'Socket errors' <<<"$out")" >&2
+  fi
+}
+
 train() {  # $@: goro-hello's flags
-  local out pid addr
+  local out addr
   out=$(mktemp)
-  "$build/bin/goro-hello" --addr 127.0.0.1:0 "$@" >"$out" 2>/dev/null &
-  pid=$!
+  # 9>&-: the server must not hold the tree's lock after the script ends.
+  "$bin" --addr 127.0.0.1:0 "$@" >"$out" 2>/dev/null 9>&- &
+  server=$!
   for _ in $(seq 100); do
     addr=$(head -1 "$out")
     [[ -n $addr ]] && break
@@ -46,23 +78,43 @@ train() {  # $@: goro-hello's flags
   done
   rm -f "$out"
   if [[ -z $addr ]]; then
-    kill "$pid" 2>/dev/null || true
     echo "pgo.sh: the instrumented goro-hello did not start" >&2
     exit 1
   fi
-  wrk -t1 -c64 -d3s "http://$addr/plaintext" >/dev/null
-  wrk -t1 -c1000 -d3s "http://$addr/plaintext" >/dev/null
-  wrk -t1 -c64 -d3s -s loadtest/http/pipeline.lua "http://$addr/plaintext" -- 16 >/dev/null
-  wrk -t1 -c64 -d3s "http://$addr/json" >/dev/null
-  wrk -t1 -c64 -d3s -H "Connection: close" "http://$addr/plaintext" >/dev/null
-  kill -TERM "$pid"
-  wait "$pid"  # the profile is written as it exits
+  load "keep-alive 64" -c64 "http://$addr/plaintext"
+  load "keep-alive 1000" -c1000 "http://$addr/plaintext"
+  load "pipelined x16" -c64 -s loadtest/http/pipeline.lua "http://$addr/plaintext" -- 16
+  load "json" -c64 "http://$addr/json"
+  load "connection: close" -c64 -H "Connection: close" "http://$addr/plaintext"
+  kill -TERM "$server"
+  # The profile is written as it exits (graceful shutdown: a few seconds).
+  local waited=0
+  while kill -0 "$server" 2>/dev/null; do
+    if ((waited >= 300)); then
+      echo "pgo.sh: the instrumented goro-hello did not exit within 30 s of SIGTERM" >&2
+      exit 1
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  local rc=0
+  wait "$server" || rc=$?
+  server=
+  if ((rc != 0)); then
+    echo "pgo.sh: the instrumented goro-hello exited with status $rc" >&2
+    exit 1
+  fi
 }
-if (($(ulimit -n) < 4096)); then ulimit -n 4096; fi  # 1,000 connections
+# 1,000 connections: the soft limit up to 4096, never above the hard one.
+hard=$(ulimit -Hn)
+if (($(ulimit -Sn) < 4096)); then
+  if [[ $hard == unlimited ]] || ((hard >= 4096)); then ulimit -Sn 4096; else ulimit -Sn "$hard"; fi
+fi
 train --maxprocs 1
 train
 [[ -d $profile ]] || { echo "pgo.sh: the training run wrote no profile" >&2; exit 1; }
 
 configure use
 cmake --build "$build" --target goro-hello >/dev/null
-echo "$build/bin/goro-hello"
+done_ok=1
+echo "$bin"

@@ -14,8 +14,8 @@ before and after the wrk run, divided by the requests wrk completed). CPU
 per request moves much less with the machine's noise than requests/s, and
 is quoted as a ratio to the floor's.
 
-HTTPS (https, https-handshake): goro, Go and nginx serve one certificate
-(ECDSA P-256, SAN DNS:localhost and IP:127.0.0.1) that the harness makes
+HTTPS (https, https-handshake): goro, goro-pgo, Go and nginx serve one
+certificate (ECDSA P-256, SAN DNS:localhost and IP:127.0.0.1) that the harness makes
 with the openssl CLI in the run's temporary directory; the floor does not
 speak TLS (n/a). wrk runs with the shim built from loadtest/http/wrk_tls.c
 preloaded (built by run.sh), which counts wrk's full and resumed handshakes and, in
@@ -29,7 +29,8 @@ as ratios to Go's, with the per-round goro/Go ratios.
 goro-pgo is the same goro-hello built with profile-guided optimization
 (scripts/pgo.sh, which run.sh runs: GCC trained on these loads, see
 docs/DESIGN.md "Profile-guided optimization"); goro is the release preset's
-build, the one the README's commands build. Both are in every table.
+build, the one the README's commands build. Both are in every table but
+the idle ones, with per-round goro-pgo/goro ratios of CPU and user time.
 
 --servers may add goro-held, goro-hello with release_when_drained off (a
 connection keeps its goroutine through the first idle_release_after of its
@@ -43,7 +44,10 @@ goro-hello with --idle_release_after 0, whose connections keep their
 goroutines (what a connection holds in the first second of its rest, or
 always when the release is off). Idle TLS memory (--idle-tls): the same
 over TLS (Python's ssl module, one full handshake each), goro, Go and nginx:
-the RSS per idle TLS connection.
+the RSS per idle TLS connection. goro-pgo is left out of both: its
+connections hold the same memory as goro's (the code differs, not the
+data; the two builds measured 1.05 and 1.00 KiB each in
+loadtest/results/http-2026-11-28-s22a.md).
 
 Instructions per request (--callgrind): goro-hello and the floor run under
 valgrind --tool=callgrind while one client sends N1, then N2 requests over
@@ -580,27 +584,31 @@ def tls_table(res, sc):
                      f"{fmt(cpu_vs_go, '.2f')}x | {fmt(m.get('wrk_cpu_pct'), '.0f')} | {hs} | "
                      f"{m['errors']} | {m['non2xx']} |")
     lines.append("")
-    if rounds.get("goro") and rounds.get("go"):
-        per = [g["rps"] / o["rps"] if o["rps"] else None for g, o in zip(rounds["goro"], rounds["go"])]
+    for name in GORO_BUILDS:
+        if not (rounds.get(name) and rounds.get("go")):
+            continue
+        per = [g["rps"] / o["rps"] if o["rps"] else None for g, o in zip(rounds[name], rounds["go"])]
         target = SCENARIOS[sc].get("target_vs_go")
         mr = median(per)
         verdict = "" if mr is None or target is None else \
             f"; target ≥ {target:.1f}x: {'met' if mr >= target else 'NOT met'}"
-        lines.append("- goro/Go requests/s per round: " + ", ".join(fmt(x, ".2f") for x in per) +
+        lines.append(f"- {name}/Go requests/s per round: " + ", ".join(fmt(x, ".2f") for x in per) +
                      f" (median {fmt(mr, '.2f')}x{verdict})")
         cap = [o["cpu_us"] / g["cpu_us"] if g.get("cpu_us") and o.get("cpu_us") else None
-               for g, o in zip(rounds["goro"], rounds["go"])]
-        lines.append("- goro/Go requests per server CPU-second (Go's CPU/req over goro's) per round: " +
-                     ", ".join(fmt(x, ".2f") for x in cap) + f" (median {fmt(median(cap), '.2f')}x)")
+               for g, o in zip(rounds[name], rounds["go"])]
+        lines.append(f"- {name}/Go requests per server CPU-second (Go's CPU/req over {name}'s) "
+                     "per round: " + ", ".join(fmt(x, ".2f") for x in cap) +
+                     f" (median {fmt(median(cap), '.2f')}x)")
     busy = [k for k in TLS_SERVERS if (med.get(k) or {}).get("wrk_cpu_pct") and med[k]["wrk_cpu_pct"] >= 85]
     if busy:
         lines.append(f"- **wrk used ≥ 85 % of its core against {', '.join(busy)}**: the client, not "
                      "the server, may have set requests/s there; compare CPU per request instead.")
-    srv = [r.get("server_tls") for r in rounds.get("goro", [])]
-    if srv and None not in srv:
-        lines.append("- goro's /metrics over each measured run (full/resumed/failed): " +
-                     "; ".join(f"{c.get('full', 0):,}/{c.get('resumed', 0):,}/{c.get('failed', 0):,}"
-                               for c in srv))
+    for name in GORO_BUILDS:
+        srv = [r.get("server_tls") for r in rounds.get(name, [])]
+        if srv and None not in srv:
+            lines.append(f"- {name}'s /metrics over each measured run (full/resumed/failed): " +
+                         "; ".join(f"{c.get('full', 0):,}/{c.get('resumed', 0):,}/"
+                                   f"{c.get('failed', 0):,}" for c in srv))
     neg = [f"{k} {rounds[k][0].get('negotiated')}" for k in TLS_SERVERS if rounds.get(k)]
     if neg:
         lines.append("- negotiated (openssl s_client, as wrk): " + "; ".join(neg))
@@ -609,7 +617,8 @@ def tls_table(res, sc):
 
 
 def per_round_lines(rounds):
-    """Each build of goro against the floor and nginx round by round: the
+    """Each build of goro against the floor and nginx, and the PGO build
+    against the release one, round by round: the
     table's ratios are of medians taken separately, and the machine's speed
     drifts between rounds, so the median of the same-round ratios is quoted
     beside them."""
@@ -624,15 +633,19 @@ def per_round_lines(rounds):
             o = other[i] if i < len(other) else {}
             out.append(g[key] / o[key] if g.get(key) and o.get(key) else None)
         return out
-    for name in GORO_BUILDS:
-        for label, peer, key in (("floor CPU per request", "floor", "cpu_us"),
-                                 ("floor requests/s", "floor", "rps"),
-                                 ("nginx requests/s", "nginx", "rps")):
-            per = ratios(name, peer, key)
-            if any(x is not None for x in per):
-                lines.append(f"- {name}/{label} per round: " +
-                             ", ".join("—" if x is None else f"{x:.2f}x" for x in per) +
-                             f" (median {fmt(median(per), '.2f')}x)")
+    pairs = [(name, label, peer, key) for name in GORO_BUILDS
+             for label, peer, key in (("floor CPU per request", "floor", "cpu_us"),
+                                      ("floor requests/s", "floor", "rps"),
+                                      ("nginx requests/s", "nginx", "rps"))]
+    # What profile-guided optimization changes, round by round.
+    pairs += [("goro-pgo", "goro CPU per request", "goro", "cpu_us"),
+              ("goro-pgo", "goro user time per request", "goro", "user_us")]
+    for name, label, peer, key in pairs:
+        per = ratios(name, peer, key)
+        if any(x is not None for x in per):
+            lines.append(f"- {name}/{label} per round: " +
+                         ", ".join("—" if x is None else f"{x:.2f}x" for x in per) +
+                         f" (median {fmt(median(per), '.2f')}x)")
     if lines:
         lines.append("")
     return lines
@@ -747,7 +760,7 @@ def write_results(res, args, out_base):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     ap.add_argument("--build", default=os.path.join(ROOT, "build/release"))
     ap.add_argument("--bin-dir", required=True, help="where run.sh put gohello and floor")
     ap.add_argument("--pgo-build", default=os.path.join(ROOT, "build/pgo"),
@@ -829,7 +842,7 @@ def main():
                                  f" resumed {h.get('resumed', '?')}")
                     if "server_tls" in r:
                         extra += " (goro: " + " ".join(f"{k} {v}" for k, v in r["server_tls"].items()) + ")"
-                    print(f"round {rnd + 1} {sc:15} {kind:6} {r['rps']:>11,.0f} req/s "
+                    print(f"round {rnd + 1} {sc:15} {kind:8} {r['rps']:>11,.0f} req/s "
                           f"p99 {fmt(r['p99'], '.2f')} ms cpu {fmt(r['cpu_us'], '.2f')} us/req "
                           f"(user {fmt(r.get('user_us'), '.2f')}) sleeps/req {fmt(r.get('sleeps_per_req'), '.3f')} "
                           f"errors {r['errors']} non2xx {r['non2xx']}{extra}", flush=True)
@@ -845,27 +858,28 @@ def main():
                 res["errors"] |= m["errors"] > 0 or m["non2xx"] > 0
                 res["median"][sc][kind] = m
         res["idle"] = []
-        idle_kinds = servers + (["goro-kept"] if "goro" in servers else [])
+        idle_kinds = [k for k in servers if k != "goro-pgo"] + (["goro-kept"] if "goro" in servers else [])
         for n in [int(x) for x in args.idle.split(",") if x]:
             for kind in idle_kinds:
                 row = idle_memory(kind, n, args, bins, tmp)
                 row.update(server=kind, n=n)
                 res["idle"].append(row)
-                print(f"idle {n} {kind:6} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
+                print(f"idle {n} {kind:8} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
         res["idle_tls"] = []
         for n in idle_tls:
             for kind in servers:
-                if kind not in TLS_SERVERS:
+                if kind not in TLS_SERVERS or kind == "goro-pgo":
                     continue
                 row = idle_memory(kind, n, args, bins, tmp, tls)
                 row.update(server=kind, n=n)
                 res["idle_tls"].append(row)
-                print(f"idle TLS {n} {kind:6} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
+                print(f"idle TLS {n} {kind:8} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
         if args.callgrind and shutil.which("valgrind"):
             n1, n2 = [int(x) for x in args.callgrind.split(",")]
             res["callgrind"] = {}
             cg_kinds = [k for k in GORO_BUILDS if k in servers] + ["floor"]
-            for kind in cg_kinds + (["goro-tls"] if tls else []):
+            # goro-tls is goro's build over TLS: with goro, like the others.
+            for kind in cg_kinds + (["goro-tls"] if tls and "goro" in servers else []):
                 a, b = callgrind_ir(kind, n1, bins, tmp, tls), callgrind_ir(kind, n2, bins, tmp, tls)
                 res["callgrind"][kind] = dict(n1=n1, n2=n2, ir_n1=a, ir_n2=b,
                                               per_request=(b - a) / (n2 - n1))

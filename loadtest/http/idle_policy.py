@@ -50,7 +50,7 @@ def ratio_list(rounds, a, b):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     ap.add_argument("--build", default=os.path.join(bench.ROOT, "build/release"))
     ap.add_argument("--bin-dir", required=True, help="where run.sh put gohello and floor")
     ap.add_argument("--poll-ns", default="0,200000",
@@ -143,14 +143,16 @@ def main():
             lines.append(f"| {w} ns | {kind} | {bench.fmt(m['rps'], ',.0f')} | "
                          f"{bench.fmt(m['cpu_us'], '.2f')} | {bench.fmt(m['sleeps_per_req'], '.3f')} | "
                          f"{bench.fmt(m['wrk_cpu_pct'], '.0f')}% | {m['errors']} |")
-    lines += ["", "Per-round ratios of goro's requests/s (medians; the rounds' ratios sorted):", ""]
+    lines += ["", "Per-round ratios of goro's requests/s, each build (medians; the rounds' "
+              "ratios sorted):", ""]
     for w in windows:
-        for peer in ("nginx", "floor"):
-            if "goro" in servers and peer in servers:
-                rl = ratio_list(res["rounds"][w], "goro", peer)
-                summary[w][f"goro_vs_{peer}"] = bench.median(rl)
-                lines.append(f"- {w} ns, goro / {peer}: {bench.fmt(bench.median(rl), '.3f')} "
-                             f"({', '.join(f'{x:.2f}' for x in sorted(rl))})")
+        for name in bench.GORO_BUILDS:
+            for peer in ("nginx", "floor"):
+                if name in servers and peer in servers:
+                    rl = ratio_list(res["rounds"][w], name, peer)
+                    summary[w][f"{name}_vs_{peer}"] = bench.median(rl)
+                    lines.append(f"- {w} ns, {name} / {peer}: {bench.fmt(bench.median(rl), '.3f')} "
+                                 f"({', '.join(f'{x:.2f}' for x in sorted(rl))})")
     res["median"] = summary
     os.makedirs(args.out, exist_ok=True)
     base = os.path.join(args.out, f"idle-policy-{date}")
