@@ -11,8 +11,9 @@
 # The profile's file names are the objects' absolute paths, so both builds
 # must be the same tree. -fprofile-partial-training: a function the training
 # never ran (TLS's, say) is optimized as without a profile, not as cold; the
-# unrun branches of a function that did run are still laid out as cold. A source file changed after the training run makes GCC stop with
-# a coverage-mismatch error: train again.
+# unrun branches of a function that did run are still laid out as cold. A
+# source file changed after the training run makes GCC stop with a
+# coverage-mismatch error: train again.
 include_guard(GLOBAL)
 
 set(GORO_PGO "" CACHE STRING "Profile-guided optimization: empty (off), generate or use")
@@ -29,7 +30,8 @@ endif()
 if(NOT GORO_SANITIZE STREQUAL "")
   message(FATAL_ERROR "GORO_PGO is for release builds; turn it off with GORO_SANITIZE")
 endif()
-if(NOT CMAKE_BUILD_TYPE STREQUAL "Release")
+string(TOLOWER "${CMAKE_BUILD_TYPE}" _goro_pgo_build_type)
+if(NOT _goro_pgo_build_type STREQUAL "release")
   message(FATAL_ERROR "GORO_PGO is for release builds; CMAKE_BUILD_TYPE is '${CMAKE_BUILD_TYPE}'")
 endif()
 # The options below reach only goro's own targets. In a service's project

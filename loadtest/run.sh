@@ -28,21 +28,6 @@ for arg in "$@"; do  # help without building anything
     exec /usr/bin/python3 "loadtest/http/$script" --help
   fi
 done
-bash scripts/deps.sh --load
-if ! command -v openssl >/dev/null; then  # the HTTPS scenarios' certificate
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends openssl >/dev/null
-fi
-lock=/tmp/goro-build-release.lock
-[[ -f build/release/build.ninja ]] || flock "$lock" cmake --preset release >/dev/null
-flock "$lock" cmake --build --preset release --target goro-hello goro-http-floor >/dev/null
-bin=build/release/loadtest-bin
-mkdir -p "$bin"
-cc -O2 -Wall -Wextra -shared -fPIC -o "$bin/wrk_tls.so" loadtest/http/wrk_tls.c -lssl -ldl
-(cd loadtest/peers/gohello && GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$PWD/../../../build/release/go-cache" \
-  go build -o "../../../$bin/gohello" .)
-ln -sf ../bin/goro-http-floor "$bin/floor"
 # goro-pgo (in bench.py's servers unless --servers leaves it out): goro-hello
 # built with profile-guided optimization in build/pgo, or --pgo-build's tree
 # (scripts/pgo.sh, about four minutes: it trains on the plain-HTTP loads
@@ -59,6 +44,25 @@ for ((i = 1; i <= $#; i++)); do
     --pgo-build) pgo_build=${!j:-} ;;
   esac
 done
+if [[ -z $pgo_build || $pgo_build == -* ]]; then
+  echo "run.sh: --pgo-build needs a directory" >&2
+  exit 2
+fi
+bash scripts/deps.sh --load
+if ! command -v openssl >/dev/null; then  # the HTTPS scenarios' certificate
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends openssl >/dev/null
+fi
+lock=/tmp/goro-build-release.lock
+[[ -f build/release/build.ninja ]] || flock "$lock" cmake --preset release >/dev/null
+flock "$lock" cmake --build --preset release --target goro-hello goro-http-floor >/dev/null
+bin=build/release/loadtest-bin
+mkdir -p "$bin"
+cc -O2 -Wall -Wextra -shared -fPIC -o "$bin/wrk_tls.so" loadtest/http/wrk_tls.c -lssl -ldl
+(cd loadtest/peers/gohello && GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$PWD/../../../build/release/go-cache" \
+  go build -o "../../../$bin/gohello" .)
+ln -sf ../bin/goro-http-floor "$bin/floor"
 if [[ ${1:-} != --idle-policy && ,$servers, == *,goro-pgo,* ]]; then
   bash scripts/pgo.sh "$pgo_build" >/dev/null
 fi

@@ -37,23 +37,28 @@ configure() {
 
 bin=$build/bin/goro-hello
 server=
-done_ok=0
+instrumented=0
 cleanup() {
   if [[ -n $server ]]; then kill -KILL "$server" 2>/dev/null || true; fi
-  # Until the use build has replaced it, bin/goro-hello is the instrumented
-  # one (and the harness would measure it as the optimized build).
-  if ((done_ok == 0)); then rm -f "$bin"; fi
+  # From the generate build until the use build has replaced it,
+  # bin/goro-hello is the instrumented one (and the harness would measure it
+  # as the optimized build). Before that, it is the last run's good one.
+  if ((instrumented == 1)); then rm -f "$bin"; fi
 }
 trap cleanup EXIT
 
 configure generate
+instrumented=1
 cmake --build "$build" --target goro-hello >/dev/null
 rm -rf "$profile"
 
 load() {  # $1: a label; the rest: wrk's arguments
   local label=$1 out
   shift
-  out=$(wrk -t1 -d3s "$@")
+  out=$(wrk -t1 -d3s "$@") || {
+    echo "pgo.sh: the training load $label: wrk failed (its message above)" >&2
+    exit 1
+  }
   # A load that failed trains nothing (or the error paths): stop.
   if ! grep -q '^Requests/sec:' <<<"$out" || grep -q '^Requests/sec: *0\.00' <<<"$out" ||
     grep -q 'Non-2xx' <<<"$out"; then
@@ -87,11 +92,12 @@ train() {  # $@: goro-hello's flags
   load "json" -c64 "http://$addr/json"
   load "connection: close" -c64 -H "Connection: close" "http://$addr/plaintext"
   kill -TERM "$server"
-  # The profile is written as it exits (graceful shutdown: a few seconds).
+  # The profile is written as it exits: after its graceful shutdown, which
+  # may take its whole shutdown_timeout (30 s by default) and then some.
   local waited=0
   while kill -0 "$server" 2>/dev/null; do
-    if ((waited >= 300)); then
-      echo "pgo.sh: the instrumented goro-hello did not exit within 30 s of SIGTERM" >&2
+    if ((waited >= 450)); then
+      echo "pgo.sh: the instrumented goro-hello did not exit within 45 s of SIGTERM" >&2
       exit 1
     fi
     sleep 0.1
@@ -108,7 +114,12 @@ train() {  # $@: goro-hello's flags
 # 1,000 connections: the soft limit up to 4096, never above the hard one.
 hard=$(ulimit -Hn)
 if (($(ulimit -Sn) < 4096)); then
-  if [[ $hard == unlimited ]] || ((hard >= 4096)); then ulimit -Sn 4096; else ulimit -Sn "$hard"; fi
+  if [[ $hard == unlimited ]] || ((hard >= 4096)); then
+    ulimit -Sn 4096
+  else
+    ulimit -Sn "$hard"
+    echo "pgo.sh: the hard fd limit is $hard: the 1,000-connection load may fail" >&2
+  fi
 fi
 train --maxprocs 1
 train
@@ -116,5 +127,5 @@ train
 
 configure use
 cmake --build "$build" --target goro-hello >/dev/null
-done_ok=1
+instrumented=0
 echo "$bin"

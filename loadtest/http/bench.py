@@ -30,7 +30,8 @@ goro-pgo is the same goro-hello built with profile-guided optimization
 (scripts/pgo.sh, which run.sh runs: GCC trained on these loads, see
 docs/DESIGN.md "Profile-guided optimization"); goro is the release preset's
 build, the one the README's commands build. Both are in every table but
-the idle ones, with per-round goro-pgo/goro ratios of CPU and user time.
+the idle ones; the plain-HTTP tables add per-round goro-pgo/goro ratios of
+CPU and user time.
 
 --servers may add goro-held, goro-hello with release_when_drained off (a
 connection keeps its goroutine through the first idle_release_after of its
@@ -841,8 +842,8 @@ def main():
                         extra = (f" wrk cpu {r['wrk_cpu_pct']:.0f}% handshakes full {h.get('full', '?')}"
                                  f" resumed {h.get('resumed', '?')}")
                     if "server_tls" in r:
-                        extra += " (goro: " + " ".join(f"{k} {v}" for k, v in r["server_tls"].items()) + ")"
-                    print(f"round {rnd + 1} {sc:15} {kind:8} {r['rps']:>11,.0f} req/s "
+                        extra += f" ({kind}: " + " ".join(f"{k} {v}" for k, v in r["server_tls"].items()) + ")"
+                    print(f"round {rnd + 1} {sc:15} {kind:9} {r['rps']:>11,.0f} req/s "
                           f"p99 {fmt(r['p99'], '.2f')} ms cpu {fmt(r['cpu_us'], '.2f')} us/req "
                           f"(user {fmt(r.get('user_us'), '.2f')}) sleeps/req {fmt(r.get('sleeps_per_req'), '.3f')} "
                           f"errors {r['errors']} non2xx {r['non2xx']}{extra}", flush=True)
@@ -864,7 +865,7 @@ def main():
                 row = idle_memory(kind, n, args, bins, tmp)
                 row.update(server=kind, n=n)
                 res["idle"].append(row)
-                print(f"idle {n} {kind:8} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
+                print(f"idle {n} {kind:9} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
         res["idle_tls"] = []
         for n in idle_tls:
             for kind in servers:
@@ -873,7 +874,7 @@ def main():
                 row = idle_memory(kind, n, args, bins, tmp, tls)
                 row.update(server=kind, n=n)
                 res["idle_tls"].append(row)
-                print(f"idle TLS {n} {kind:8} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
+                print(f"idle TLS {n} {kind:9} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
         if args.callgrind and shutil.which("valgrind"):
             n1, n2 = [int(x) for x in args.callgrind.split(",")]
             res["callgrind"] = {}

@@ -108,7 +108,7 @@ def main():
                 for kind in bench.rotated(servers, rnd):
                     r = bench.measure(kind, "plaintext", args, bins, tmp)
                     res["rounds"][w][kind].append(r)
-                    print(f"round {rnd + 1} poll {w:>7} ns {kind:6} {r['rps']:>11,.0f} req/s "
+                    print(f"round {rnd + 1} poll {w:>7} ns {kind:9} {r['rps']:>11,.0f} req/s "
                           f"cpu {bench.fmt(r['cpu_us'], '.2f')} us/req sleeps/req "
                           f"{bench.fmt(r['sleeps_per_req'], '.3f')} wrk cpu "
                           f"{r['wrk_cpu_pct']:.0f}% errors {r['errors']}", flush=True)
