@@ -859,17 +859,18 @@ def main():
                 res["errors"] |= m["errors"] > 0 or m["non2xx"] > 0
                 res["median"][sc][kind] = m
         res["idle"] = []
-        idle_kinds = [k for k in servers if k != "goro-pgo"] + (["goro-kept"] if "goro" in servers else [])
+        # goro-pgo's connections hold what goro's do (the docstring).
+        idle_servers = [k for k in servers if k != "goro-pgo"]
         for n in [int(x) for x in args.idle.split(",") if x]:
-            for kind in idle_kinds:
+            for kind in idle_servers + (["goro-kept"] if "goro" in servers else []):
                 row = idle_memory(kind, n, args, bins, tmp)
                 row.update(server=kind, n=n)
                 res["idle"].append(row)
                 print(f"idle {n} {kind:9} {row['per_conn_kib']:.2f} KiB/conn", flush=True)
         res["idle_tls"] = []
         for n in idle_tls:
-            for kind in servers:
-                if kind not in TLS_SERVERS or kind == "goro-pgo":
+            for kind in idle_servers:
+                if kind not in TLS_SERVERS:
                     continue
                 row = idle_memory(kind, n, args, bins, tmp, tls)
                 row.update(server=kind, n=n)
