@@ -18,11 +18,30 @@
 #include <cstdint>
 #include <system_error>
 
+#include "goro/result.hpp"
 #include "scheduler/poller.hpp"
 
 namespace goro::detail {
 
 struct PollDesc;
+
+// What a wait or check found: nothing (success), errc::closed or
+// errc::timeout. Not a std::error_code: a success would cost a call into
+// libstdc++ (std::system_category, out of line) per check, and a keep-alive
+// request makes five of them. `code()` feeds goro::Result's errc constructor.
+class PollStatus {
+ public:
+  constexpr PollStatus() noexcept = default;
+  constexpr PollStatus(errc e) noexcept : e_(e) {}  // NOLINT(google-explicit-constructor)
+  explicit constexpr operator bool() const noexcept { return e_ != errc{}; }
+  constexpr errc code() const noexcept { return e_; }
+  std::error_code error_code() const noexcept {
+    return e_ == errc{} ? std::error_code{} : make_error_code(e_);
+  }
+
+ private:
+  errc e_{};
+};
 
 enum class PollMode : std::uint8_t { kRead = 1, kWrite = 2, kReadWrite = 3 };
 
@@ -39,7 +58,7 @@ void poll_close(PollDesc* pd);
 // Parks until `mode` (kRead or kWrite) is ready. Returns success (retry the
 // syscall), errc::timeout or errc::closed. A readiness edge that arrived since
 // the last wait or poll_prepare satisfies it at once.
-std::error_code poll_wait(PollDesc* pd, PollMode mode);
+PollStatus poll_wait(PollDesc* pd, PollMode mode);
 // Parks `g`, a goroutine made by spawn_parked (goro/detail/spawn.hpp) that
 // has not run, in `mode`'s wait as if it had called poll_wait: readiness, the
 // deadline or eviction make it runnable (at once if an edge is already
@@ -60,7 +79,7 @@ void poll_set_read_warm(PollDesc* pd, const void* a, const void* b) noexcept;
 // harmless (descriptors are never freed).
 void poll_prefetch_tag(std::uint64_t tag) noexcept;
 // The error a wait would return right now (closed, timeout), without parking.
-std::error_code poll_check(PollDesc* pd, PollMode mode);
+PollStatus poll_check(PollDesc* pd, PollMode mode);
 // Forgets a readiness edge recorded before this call. Called right before a
 // syscall that will observe the fd's state itself, so that a later EAGAIN does
 // not wake on the stale edge (one wasted syscall). Cheap when nothing is

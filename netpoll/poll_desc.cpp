@@ -371,7 +371,7 @@ std::uint64_t poll_desc_init(PollDesc* pd, int fd) {
   return poll_tag(pd, seq);
 }
 
-std::error_code poll_check(PollDesc* pd, PollMode mode) {
+PollStatus poll_check(PollDesc* pd, PollMode mode) {
   const std::uint32_t info = pd->info.load();
   if (info & kInfoClosing) return errc::closed;
   if (mode == PollMode::kRead && (info & kInfoReadExpired)) return errc::timeout;
@@ -426,7 +426,7 @@ void rearm_moved_deadline(PollDesc* pd, PollMode mode) {
 
 }  // namespace
 
-std::error_code poll_wait(PollDesc* pd, PollMode mode) {
+PollStatus poll_wait(PollDesc* pd, PollMode mode) {
   if (auto ec = poll_check(pd, mode)) return ec;
   if (rearm_of(pd, mode).load()) rearm_moved_deadline(pd, mode);
   while (!block(pd, mode)) {

@@ -171,13 +171,13 @@ Result<std::size_t> NetFd::read_impl(void* buf, std::size_t n, bool may_park, bo
   bool waited = std::exchange(read_waited_, false);
   // Deadlines and close win over available data, as in Go.
   if (!waited) {
-    if (auto ec = detail::poll_check(pd_, PollMode::kRead)) return ec;
+    if (auto st = detail::poll_check(pd_, PollMode::kRead)) return st.code();
   }
   for (;;) {
     if (waited) {
       waited = false;
     } else if (read_drained_ && may_park) {
-      if (auto ec = detail::poll_wait(pd_, PollMode::kRead)) return ec;
+      if (auto st = detail::poll_wait(pd_, PollMode::kRead)) return st.code();
       read_drained_ = false;
     } else {
       detail::poll_prepare(pd_, PollMode::kRead);
@@ -221,7 +221,7 @@ Result<std::size_t> NetFd::write_all(const void* buf, std::size_t n) {
 Result<std::size_t> NetFd::write_all_impl(const void* buf, std::size_t n, bool held) {
   const Ref ref = held ? Ref(Ref::Borrowed{}) : Ref(this);
   if (!ref.ok()) return errc::closed;
-  if (auto ec = detail::poll_check(pd_, PollMode::kWrite)) return ec;
+  if (auto st = detail::poll_check(pd_, PollMode::kWrite)) return st.code();
   const auto* p = static_cast<const std::byte*>(buf);
   std::size_t done = 0;
   while (done < n) {
@@ -229,7 +229,7 @@ Result<std::size_t> NetFd::write_all_impl(const void* buf, std::size_t n, bool h
     if (w >= 0) {
       done += static_cast<std::size_t>(w);
     } else if (errno == EAGAIN) {
-      if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) return ec;
+      if (auto st = detail::poll_wait(pd_, PollMode::kWrite)) return st.code();
     } else if (errno != EINTR) {
       return sys_error(errno);
     }
@@ -240,7 +240,7 @@ Result<std::size_t> NetFd::write_all_impl(const void* buf, std::size_t n, bool h
 Result<std::size_t> NetFd::writev_all(const iovec* iov, std::size_t count) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;
-  if (auto ec = detail::poll_check(pd_, PollMode::kWrite)) return ec;
+  if (auto st = detail::poll_check(pd_, PollMode::kWrite)) return st.code();
   std::vector<iovec> v(iov, iov + count);  // advanced in place on partial writes
   std::size_t total = 0;
   std::size_t first = 0;
@@ -257,7 +257,7 @@ Result<std::size_t> NetFd::writev_all(const iovec* iov, std::size_t count) {
     const ssize_t w = sys_sendmsg(fd_, &msg);
     if (w < 0) {
       if (errno == EAGAIN) {
-        if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) return ec;
+        if (auto st = detail::poll_wait(pd_, PollMode::kWrite)) return st.code();
       } else if (errno != EINTR) {
         return sys_error(errno);
       }
@@ -278,12 +278,12 @@ Result<std::size_t> NetFd::writev_all(const iovec* iov, std::size_t count) {
 Result<std::size_t> NetFd::write_op(WriteOp op, void* arg) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;
-  if (auto ec = detail::poll_check(pd_, PollMode::kWrite)) return ec;
+  if (auto st = detail::poll_check(pd_, PollMode::kWrite)) return st.code();
   for (;;) {
     const long w = op(fd_, arg);
     if (w >= 0) return static_cast<std::size_t>(w);
     if (errno == EAGAIN) {
-      if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) return ec;
+      if (auto st = detail::poll_wait(pd_, PollMode::kWrite)) return st.code();
     } else if (errno != EINTR) {
       return sys_error(errno);
     }
@@ -293,10 +293,10 @@ Result<std::size_t> NetFd::write_op(WriteOp op, void* arg) {
 Result<int> NetFd::accept(Addr* peer) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;
-  if (auto ec = detail::poll_check(pd_, PollMode::kRead)) return ec;
+  if (auto st = detail::poll_check(pd_, PollMode::kRead)) return st.code();
   for (;;) {
     if (accept_drained_) {
-      if (auto ec = detail::poll_wait(pd_, PollMode::kRead)) return ec;
+      if (auto st = detail::poll_wait(pd_, PollMode::kRead)) return st.code();
       accept_drained_ = false;
     } else {
       detail::poll_prepare(pd_, PollMode::kRead);
@@ -328,8 +328,8 @@ Result<void> NetFd::connect(const sockaddr* sa, socklen_t len, std::int64_t dead
   if (deadline != 0) detail::poll_set_deadline(pd_, deadline, PollMode::kWrite);
   std::error_code result;
   for (;;) {
-    if (auto ec = detail::poll_wait(pd_, PollMode::kWrite)) {
-      result = ec;
+    if (auto st = detail::poll_wait(pd_, PollMode::kWrite)) {
+      result = st.error_code();
       break;
     }
     int err = 0;
@@ -359,11 +359,11 @@ Result<void> NetFd::shutdown(int how) {
 }
 
 std::error_code NetFd::check(int mode) {
-  return detail::poll_check(pd_, static_cast<PollMode>(mode));
+  return detail::poll_check(pd_, static_cast<PollMode>(mode)).error_code();
 }
 
 std::error_code NetFd::wait(int mode) {
-  return detail::poll_wait(pd_, static_cast<PollMode>(mode));
+  return detail::poll_wait(pd_, static_cast<PollMode>(mode)).error_code();
 }
 
 void NetFd::prepare_read() {
@@ -382,6 +382,10 @@ Result<void> NetFd::set_deadline(std::int64_t when, int mode) {
   if ((state_.load(std::memory_order_relaxed) & kClosed) == 0 &&
       detail::poll_deadline_unchanged(pd_, when, static_cast<PollMode>(mode)))
     return {};
+  return set_deadline_slow(when, mode);
+}
+
+[[gnu::noinline]] Result<void> NetFd::set_deadline_slow(std::int64_t when, int mode) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;
   detail::poll_set_deadline(pd_, when, static_cast<PollMode>(mode));

@@ -767,7 +767,9 @@ void Exchange::reset_request() {
   pending = {};
   body_bytes = 0;
   continue_sent = false;
-  body_error = {};
+  // Cleared only when set: assigning a default std::error_code calls
+  // std::system_category() (out of line in libstdc++), twice a request.
+  if (body_error) body_error = {};
   body_error_status = 0;
   ctx.reset();
   ctx_cancel = CancelFunc{};
@@ -781,11 +783,10 @@ void Exchange::reset_request() {
   written = 0;
   close_after = false;
   aborted = false;
-  write_error = {};
+  if (write_error) write_error = {};
 }
 
-Result<void> Exchange::flush_out() {
-  if (out.empty()) return {};
+Result<void> Exchange::write_out() {
   if (conn == nullptr) {
     recording->append(out);
     out.clear();

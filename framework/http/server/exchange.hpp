@@ -287,7 +287,15 @@ struct Exchange {
   bool ctx_cancel_pending() const;
 
   // I/O helpers (conn.cpp). Each works in-process too.
-  Result<void> flush_out();
+  // Writes `out`. Inline for the empty case: a keep-alive request calls it
+  // three times (the rest's flush, read_head's and read_more's), and two
+  // of them find nothing to write.
+  Result<void> flush_out() {
+    if (out.empty()) return {};
+    return write_out();
+  }
+  // flush_out() when `out` has bytes.
+  Result<void> write_out();
   // Writes bufs (after `out`, which the caller put first when it has bytes).
   Result<std::size_t> writev(std::span<const iovec> bufs);
   void set_read_deadline(net::Clock::time_point t) {
