@@ -385,7 +385,7 @@ Result<void> NetFd::set_deadline(std::int64_t when, int mode) {
   return set_deadline_slow(when, mode);
 }
 
-[[gnu::noinline]] Result<void> NetFd::set_deadline_slow(std::int64_t when, int mode) {
+Result<void> NetFd::set_deadline_slow(std::int64_t when, int mode) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;
   detail::poll_set_deadline(pd_, when, static_cast<PollMode>(mode));

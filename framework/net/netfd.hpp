@@ -208,7 +208,7 @@ class NetFd {
   void await_readable_impl(bool held);
   // set_deadline past its "unchanged" check: out of line, so the check
   // (nearly every call on a keep-alive connection) saves no registers.
-  Result<void> set_deadline_slow(std::int64_t when, int mode);
+  [[gnu::noinline]] Result<void> set_deadline_slow(std::int64_t when, int mode);
   void check_held(const Ref& held) const;
   static void hand_to_poller(::goro::detail::G* g, void* pd);
 

@@ -17,7 +17,10 @@
 // - value(), operator*, operator->: the value. value() on an error throws
 //   std::system_error (a programming error surfaced loudly, like
 //   std::expected's bad_expected_access); operator* on an error is undefined.
-// - Result<void> carries only the error.
+// - Result<void> carries only the error. As with std::error_code's own
+//   bool, a code of value 0 is success in any category: ok(), and error()
+//   returns that code (a default Result<void>: std::error_code{}). A
+//   Result<T> made from a code is an error whatever its value.
 //
 // Errors are plain std::error_codes: the errno of the failed syscall in
 // std::system_category() (compare with std::errc::connection_reset ...), or one
@@ -31,7 +34,9 @@
 
 namespace goro {
 
-// Conditions goro's I/O layers report that no syscall returns.
+// Conditions goro's I/O layers report that no syscall returns. No value is
+// 0, which is success for an error code (netpoll's PollStatus takes errc{}
+// for "no error").
 enum class errc {
   // A deadline passed (Conn::set_deadline, dial's timeout). Compares equal to
   // std::errc::timed_out, so `ec == std::errc::timed_out` also works.

@@ -1,6 +1,7 @@
 // goro::Result: what a caller sees of a success and of an error, for
 // Result<void> (which keeps an error_code's two parts, not an error_code)
-// and Result<T>.
+// and Result<T>; and the netpoller's PollStatus, which NetFd turns into
+// either.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include <system_error>
 
 #include "goro/result.hpp"
+#include "netpoll/netpoll.hpp"
 
 namespace {
 
@@ -71,6 +73,23 @@ TEST(Result, ValueOrError) {
   EXPECT_EQ(e.error(), goro::errc::closed);
   EXPECT_EQ(e.value_or(-1), -1);
   EXPECT_THROW((void)e.value(), std::system_error);
+}
+
+TEST(PollStatus, NoneIsSuccessAndTheErrorsAreGoros) {
+  const goro::detail::PollStatus none;
+  EXPECT_FALSE(none);
+  EXPECT_EQ(none.error_code(), std::error_code{});
+  EXPECT_EQ(&none.error_code().category(), &std::system_category());
+  for (const goro::errc e : {goro::errc::closed, goro::errc::timeout}) {
+    const goro::detail::PollStatus st = e;
+    EXPECT_TRUE(st);
+    EXPECT_EQ(st.code(), e);
+    EXPECT_EQ(st.error_code(), goro::make_error_code(e));
+    EXPECT_EQ(&st.error_code().category(), &goro::goro_category());
+    const goro::Result<std::size_t> r = st.code();  // NetFd's `return st.code();`
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.error(), e);
+  }
 }
 
 }  // namespace

@@ -768,7 +768,7 @@ void Exchange::reset_request() {
   body_bytes = 0;
   continue_sent = false;
   // Cleared only when set: assigning a default std::error_code calls
-  // std::system_category() (out of line in libstdc++), twice a request.
+  // std::system_category() (out of line in libstdc++) every request.
   if (body_error) body_error = {};
   body_error_status = 0;
   ctx.reset();
