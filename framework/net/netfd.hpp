@@ -207,7 +207,7 @@ class NetFd {
   Result<std::size_t> write_all_impl(const void* buf, std::size_t n, bool held);
   void await_readable_impl(bool held);
   // set_deadline past its "unchanged" check: out of line, so the check
-  // (nearly every call on a keep-alive connection) saves no registers.
+  // (most calls on a busy keep-alive connection) saves no registers.
   [[gnu::noinline]] Result<void> set_deadline_slow(std::int64_t when, int mode);
   void check_held(const Ref& held) const;
   static void hand_to_poller(::goro::detail::G* g, void* pd);
