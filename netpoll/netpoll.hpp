@@ -29,7 +29,6 @@ struct PollDesc;
 // errc::timeout. Not a std::error_code: a success would cost a call into
 // libstdc++ (std::system_category, out of line) per check, and a keep-alive
 // request makes five of them. `code()` feeds goro::Result's errc constructor.
-static_assert(static_cast<int>(errc::timeout) == 1, "goro::errc starts at 1: errc{} is no error");
 class PollStatus {
  public:
   constexpr PollStatus() noexcept = default;
@@ -43,6 +42,7 @@ class PollStatus {
  private:
   errc e_{};
 };
+static_assert(static_cast<int>(errc::timeout) == 1, "goro::errc starts at 1: errc{} is no error");
 
 enum class PollMode : std::uint8_t { kRead = 1, kWrite = 2, kReadWrite = 3 };
 

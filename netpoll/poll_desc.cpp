@@ -427,10 +427,10 @@ void rearm_moved_deadline(PollDesc* pd, PollMode mode) {
 }  // namespace
 
 PollStatus poll_wait(PollDesc* pd, PollMode mode) {
-  if (auto ec = poll_check(pd, mode)) return ec;
+  if (auto st = poll_check(pd, mode)) return st;
   if (rearm_of(pd, mode).load()) rearm_moved_deadline(pd, mode);
   while (!block(pd, mode)) {
-    if (auto ec = poll_check(pd, mode)) return ec;
+    if (auto st = poll_check(pd, mode)) return st;
     // A deadline fired and was reset before we ran, or fired before a
     // deadline moved later: not an error; arm that one and wait again.
     if (rearm_of(pd, mode).load()) rearm_moved_deadline(pd, mode);

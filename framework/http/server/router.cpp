@@ -82,8 +82,7 @@ void Router::Impl::dispatch(const detail::Exchange& x, Request& req, ResponseWri
 
 void Router::Impl::answer_miss(Request& req, ResponseWriter& w, const MatchResult& m) const {
   switch (m.kind) {
-    case MatchResult::Kind::kFound:
-      handlers[m.id](req, w);
+    case MatchResult::Kind::kFound:  // dispatch() ran the route itself
       return;
     case MatchResult::Kind::kNotFound:
       if (not_found) {
