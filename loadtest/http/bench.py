@@ -895,12 +895,13 @@ def main():
     # The summary of every run against the goals (loadtest/http/summary.py)
     # follows the results it is made from: tests/loadtest/summary_test.py
     # fails while it lags them.
-    if os.path.realpath(args.out) == os.path.realpath(os.path.join(ROOT, "loadtest/results")):
+    summary_md = os.path.join(ROOT, "loadtest/results/summary.md")
+    if os.path.realpath(args.out) == os.path.realpath(os.path.dirname(summary_md)):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import summary  # noqa: E402 (beside this script)
-        with open(os.path.join(args.out, "summary.md"), "w") as f:
+        with open(summary_md, "w") as f:
             f.write(summary.render(summary.load_runs(args.out)))
-        print(f"wrote {os.path.join(args.out, 'summary.md')}")
+        print(f"wrote {summary_md}")
     return 1 if res["errors"] else 0
 
 
