@@ -18,17 +18,13 @@ import os
 import random
 import sys
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "loadtest", "soak"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
+CHECKS = Checks("soak_judge_test", os.path.join("loadtest", "soak"))
+ROOT = CHECKS.root
+check = CHECKS.check
 import soak  # noqa: E402
-
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
 
 
 def synthetic(phase, seconds=600, floor_leak=0.0, peak_leak=0.0, fd_leak=0, seed=1):
@@ -76,5 +72,4 @@ for phase in range(0, 60, 3):
     check({"fds", "goroutines"} <= got, f"100 leaked descriptors and goroutines, phase {phase}: "
           f"failed on {sorted(got)}")
 
-print("soak_judge_test:", "FAIL" if FAILS else "ok", f"({len(FAILS)} failures)")
-sys.exit(1 if FAILS else 0)
+CHECKS.finish()

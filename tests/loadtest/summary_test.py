@@ -19,16 +19,13 @@ goal by both of its measures and stay in step with the committed runs.
 import os
 import sys
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "loadtest", "http"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
+CHECKS = Checks("summary_test", os.path.join("loadtest", "http"))
+ROOT = CHECKS.root
+check = CHECKS.check
 import summary  # noqa: E402
-
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
 
 
 def rounds(**series):
@@ -88,9 +85,4 @@ for name, _ in runs:
 with open(os.path.join(results, "summary.md")) as f:
     check(f.read() == text, "loadtest/results/summary.md is not what summary.py writes now")
 
-if FAILS:
-    print("summary_test: FAILED")
-    for f in FAILS:
-        print("  -", f)
-    sys.exit(1)
-print(f"summary_test: ok ({len(runs)} committed runs)")
+CHECKS.finish(f"{len(runs)} committed runs")
