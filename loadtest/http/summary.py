@@ -21,8 +21,10 @@ scenarios, checks each goal by both, and writes one table: a goal is met
 
 import glob
 import json
+import math
 import os
 import statistics
+import subprocess
 import sys
 
 # The goals (the load-test issue's acceptance): (label, scenario, peer,
@@ -41,22 +43,26 @@ NEEDED_SCENARIOS = ("plaintext", "pipelined16", "c1000")
 
 
 def ratios(goro, peer, metric):
-    """(medians, per round) for goro's rounds against the peer's, or None
-    when a round lacks the metric."""
-    if not goro or not peer:
+    """(medians, per round) for goro's rounds against the peer's, as bench.py
+    reads them: the medians leave out rounds without the figure, the
+    per-round ratios the rounds where either side lacks it or has 0 (a round
+    that failed). None when nothing is left."""
+    g = [r.get(metric) for r in goro or []]
+    p = [r.get(metric) for r in peer or []]
+    gm = [v for v in g if v is not None]
+    pm = [v for v in p if v is not None]
+    per = [a / b for a, b in zip(g, p) if a and b]
+    if not gm or not pm or not per or statistics.median(pm) == 0:
         return None
-    g = [r.get(metric) for r in goro]
-    p = [r.get(metric) for r in peer]
-    if any(v is None for v in g + p) or any(v == 0 for v in p):
-        return None
-    by_medians = statistics.median(g) / statistics.median(p)
-    n = min(len(g), len(p))
-    per_round = statistics.median(g[i] / p[i] for i in range(n))
-    return by_medians, per_round
+    return statistics.median(gm) / statistics.median(pm), statistics.median(per)
+
+
+# A ratio equal to its bound holds, whatever the last bit of a division.
+EPSILON = 1e-9
 
 
 def holds(value, how, bound):
-    return value <= bound if how == "le" else value >= bound
+    return value <= bound + EPSILON if how == "le" else value >= bound - EPSILON
 
 
 def verdict(pair, how, bound):
@@ -94,6 +100,17 @@ def judge(run):
     return row
 
 
+def commit_time(root, commit):
+    """The commit's time (seconds), or None outside a git checkout or for a
+    commit it does not have."""
+    try:
+        out = subprocess.run(["git", "-C", root, "show", "-s", "--format=%ct", commit],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
 def load_runs(results_dir):
     runs = []
     for path in sorted(glob.glob(os.path.join(results_dir, "http-*.json"))):
@@ -101,12 +118,25 @@ def load_runs(results_dir):
             run = json.load(f)
         if usable(run):
             runs.append((os.path.basename(path)[len("http-"):-len(".json")], run))
-    # By date, a day's unsuffixed run first (the suffixed ones came later).
-    return sorted(runs, key=lambda r: (r[0][:10], r[0][10:]))
+    # In the order of the commits measured (a day's runs have suffixes in
+    # no particular order), then by name; by name alone where git cannot
+    # say.
+    times = {name: commit_time(results_dir, str(run.get("commit", ""))) for name, run in runs}
+    if all(v is not None for v in times.values()):
+        return sorted(runs, key=lambda r: (times[r[0]], r[0]))
+    return sorted(runs, key=lambda r: r[0])
 
 
-def fmt_pair(pair):
-    return "—" if pair is None else f"{pair[0]:.3f} / {pair[1]:.3f}"
+def shown(value, how):
+    """Three decimals, rounded away from the goal's side, so that a ratio
+    that misses never prints as its bound (0.99998 against >= 1.00 reads
+    0.999, 1.1004 against <= 1.10 reads 1.101)."""
+    scaled = value * 1000
+    return f"{(math.ceil(scaled - EPSILON) if how == 'le' else math.floor(scaled + EPSILON)) / 1000:.3f}"
+
+
+def fmt_pair(pair, how):
+    return "—" if pair is None else f"{shown(pair[0], how)} / {shown(pair[1], how)}"
 
 
 def render(runs):
@@ -125,10 +155,13 @@ def render(runs):
     for name, run in runs:
         row = judge(run)
         n = len(run["rounds"]["c1000"]["goro"])
-        cells = [name, f"`{str(run.get('commit', '?'))[:7]}`", str(n)]
-        for label, pair, v in row["goals"]:
+        # A run with wrk errors or non-2xx answers is marked as its own
+        # results file marks it.
+        cells = [name + (" (errors)" if run.get("errors") else ""),
+                 f"`{str(run.get('commit', '?'))[:7]}`", str(n)]
+        for (label, pair, v), goal in zip(row["goals"], GOALS):
             mark = {"met": "**met**", "split": "*split*"}.get(v, v)
-            cells.append(f"{fmt_pair(pair)} {mark}")
+            cells.append(f"{fmt_pair(pair, goal[4])} {mark}")
         i5, i10 = row["idle"]
         cells.append("—" if i5 is None or i10 is None else f"{i5:.2f} / {i10:.2f}")
         cells.append({"met": "**met**", "split": "*split*"}.get(row["all"], row["all"]))
@@ -141,15 +174,24 @@ def render(runs):
 
 
 def tally_lines(runs):
-    tally = {g[0]: {"met": 0, "split": 0, "missed": 0, "n/a": 0} for g in GOALS}
-    every = {"met": 0, "split": 0, "missed": 0, "n/a": 0}
+    kinds = ("met", "split", "missed", "n/a")
+    tally = {g[0]: dict.fromkeys(kinds, 0) for g in GOALS}
+    idle = dict.fromkeys(kinds, 0)
+    every = dict.fromkeys(kinds, 0)
     for _, run in runs:
         row = judge(run)
         for label, _, v in row["goals"]:
             tally[label][v] += 1
+        idle[row["idle_verdict"]] += 1
         every[row["all"]] += 1
-    lines = [f"- {label}: {t['met']} / {t['split']} / {t['missed']}" for label, t in tally.items()]
-    lines.append(f"- every goal at once: {every['met']} / {every['split']} / {every['missed']}")
+
+    def line(label, t):
+        na = f" ({t['n/a']} without the figures)" if t["n/a"] else ""
+        return f"- {label}: {t['met']} / {t['split']} / {t['missed']}{na}"
+
+    lines = [line(label, t) for label, t in tally.items()]
+    lines.append(line(f"idle RSS per connection ≤ {IDLE_BOUND_KIB:.0f} KiB", idle))
+    lines.append(line("every goal at once", every))
     return lines
 
 

@@ -6,10 +6,13 @@ goal by both of its measures and stay in step with the committed runs.
     medians and over it by the per-round ratios is "split" on that goal, and
     the run as a whole is not "met"; the same run with the ratio under the
     line both ways is "met";
-  - a "ge" goal (requests/s against nginx) at exactly its bound is met;
-  - a run lacking a server or a scenario is left out;
-  - every committed run of the four servers is a row of
-    loadtest/results/summary.md, and that file is what the script writes
+  - a goal at exactly its bound is met ("ge" and "le"); a round that
+    failed (no figure, 0 requests/s) is left out of the ratios as bench.py
+    leaves it out; a ratio that misses never prints as its bound;
+  - a run lacking a server or a scenario is left out; one with wrk errors
+    or non-2xx answers is marked;
+  - known committed runs are rows of loadtest/results/summary.md in the
+    order of their commits, and that file is what the script writes
     now (rerun `python3 loadtest/http/summary.py loadtest/results
     loadtest/results/summary.md` after adding a run).
 
@@ -72,6 +75,35 @@ missed = summary.judge(run([9.0, 9.0, 9.0], [7.0, 7.0, 7.0]))
 check(goal(missed, "1,000 conns CPU/req vs floor")[2] == "missed", "1.29 both ways")
 check(missed["all"] == "missed", f"missed run as a whole: {missed['all']}")
 
+# At the bound: met, also a last bit above it from a division's rounding.
+at_bound = summary.judge(run([7.7, 7.7, 7.7], [7.0, 7.0, 7.0]))
+check(goal(at_bound, "1,000 conns CPU/req vs floor")[2] == "met", "a ratio of exactly 1.10")
+check(summary.holds(1.1000000000000001, "le", 1.10) and summary.holds(0.9999999999999999, "ge", 1.0),
+      "a bound missed by the last bit of a double")
+check(not summary.holds(1.1001, "le", 1.10) and not summary.holds(0.9999, "ge", 1.0),
+      "a bound missed by a ten-thousandth")
+
+# A failed round (wrk's rps 0, no CPU figure) is left out as bench.py leaves
+# it out: per round of the other two, 1.0 and 1.0, not a median dragged to 0.
+failed = run([7.0, None, 7.0], [7.0, 7.0, 7.0])
+failed["rounds"]["c1000"]["goro"][1]["rps"] = 0.0
+pair = summary.ratios(failed["rounds"]["c1000"]["goro"], failed["rounds"]["c1000"]["floor"], "cpu_us")
+check(pair == (1.0, 1.0), f"a round without CPU: {pair}")
+pair = summary.ratios(failed["rounds"]["c1000"]["goro"], failed["rounds"]["c1000"]["nginx"], "rps")
+check(pair is not None and pair[1] == 1.0, f"a round at 0 requests/s, per round: {pair}")
+check(summary.ratios([{"cpu_us": None}], [{"cpu_us": 7.0}], "cpu_us") is None,
+      "no figure at all: no ratio")
+
+# Shown away from the goal's side: a miss never prints as its bound.
+check(summary.shown(0.99998, "ge") == "0.999", summary.shown(0.99998, "ge"))
+check(summary.shown(1.1004, "le") == "1.101", summary.shown(1.1004, "le"))
+check(summary.shown(1.0, "ge") == "1.000" and summary.shown(1.1, "le") == "1.100",
+      "a ratio at its bound prints as the bound")
+
+erred = run([7.0] * 3, [7.0] * 3)
+erred["errors"] = True
+check("| x (errors) |" in summary.render([("x", erred)]), "a run with errors is not marked")
+
 lacking = run([7.0] * 3, [7.0] * 3)
 del lacking["rounds"]["c1000"]["nginx"]
 check(not summary.usable(lacking), "a run without nginx at c1000 is not summarized")
@@ -79,10 +111,13 @@ check(not summary.usable(lacking), "a run without nginx at c1000 is not summariz
 results = os.path.join(ROOT, "loadtest", "results")
 runs = summary.load_runs(results)
 check(len(runs) >= 40, f"only {len(runs)} committed runs found")
-text = summary.render(runs)
-for name, _ in runs:
-    check(f"| {name} |" in text, f"run {name} has no row")
 with open(os.path.join(results, "summary.md")) as f:
-    check(f.read() == text, "loadtest/results/summary.md is not what summary.py writes now")
+    committed = f.read()
+check(committed == summary.render(runs),
+      "loadtest/results/summary.md is not what summary.py writes now")
+# Runs known to qualify, in the order they were measured (by their commits).
+rows = [committed.find(f"| {name} |") for name in
+        ("2026-11-25", "2026-11-27", "2026-11-27-clock", "2026-11-28-s22a", "2026-11-29-s25a")]
+check(all(r >= 0 for r in rows) and rows == sorted(rows), f"known runs' rows at {rows}")
 
 CHECKS.finish(f"{len(runs)} committed runs")
