@@ -170,7 +170,41 @@ def render(runs):
                           (f"Over the last {min(len(runs), RECENT)}", runs[-RECENT:])):
         out += ["", f"{title} (each goal: met by both measures / split / missed):", ""]
         out += tally_lines(chosen)
+    recent = runs[-RECENT:]
+    out += ["", f"Pooled over the last {len(recent)}: the median of every per-round ratio of "
+            "those runs, and the median of the runs' ratios of medians:", ""]
+    out += pooled_lines(recent)
     return "\n".join(out) + "\n"
+
+
+def pooled(runs, sc, peer, metric):
+    """(median of all per-round ratios, median of the runs' ratios of
+    medians, rounds) over `runs`, failed rounds left out as in ratios()."""
+    per, meds = [], []
+    for _, run in runs:
+        goro, other = run["rounds"][sc]["goro"], run["rounds"][sc][peer]
+        pair = ratios(goro, other, metric)
+        if pair is None:
+            continue
+        meds.append(pair[0])
+        per += [a[metric] / b[metric] for a, b in zip(goro, other) if a.get(metric) and b.get(metric)]
+    if not per:
+        return None
+    return statistics.median(per), statistics.median(meds), len(per)
+
+
+def pooled_lines(runs):
+    lines = []
+    for label, sc, peer, metric, how, bound in GOALS:
+        p = pooled(runs, sc, peer, metric)
+        if p is None:
+            lines.append(f"- {label}: —")
+            continue
+        lines.append(f"- {label}: {shown(p[0], how)} over {p[2]} rounds "
+                     f"({'holds' if holds(p[0], how, bound) else 'misses'}), "
+                     f"{shown(p[1], how)} over {len(runs)} runs "
+                     f"({'holds' if holds(p[1], how, bound) else 'misses'})")
+    return lines
 
 
 def tally_lines(runs):

@@ -9,6 +9,8 @@ goal by both of its measures and stay in step with the committed runs.
   - a goal at exactly its bound is met ("ge" and "le"); a round that
     failed (no figure, 0 requests/s) is left out of the ratios as bench.py
     leaves it out; a ratio that misses never prints as its bound;
+  - the pooled figures over several runs are the median of all their
+    per-round ratios and the median of their ratios of medians;
   - a run lacking a server or a scenario is left out; one with wrk errors
     or non-2xx answers is marked;
   - known committed runs are rows of loadtest/results/summary.md in the
@@ -99,6 +101,14 @@ check(summary.shown(0.99998, "ge") == "0.999", summary.shown(0.99998, "ge"))
 check(summary.shown(1.1004, "le") == "1.101", summary.shown(1.1004, "le"))
 check(summary.shown(1.0, "ge") == "1.000" and summary.shown(1.1, "le") == "1.100",
       "a ratio at its bound prints as the bound")
+
+# Pooled over two runs: the per-round ratios 1.17, 1.08, 1.25 and 15/14,
+# 7.6/7, 7.4/7 together (median of six: between 1.08 and 7.6/7), and the
+# runs' ratios of medians 1.08 and 7.5/7.
+two = [("a", run([11.7, 10.8, 10.0], [10.0, 10.0, 8.0])), ("b", run([7.5, 7.6, 7.4], [7.0] * 3))]
+per, meds, n = summary.pooled(two, "c1000", "floor", "cpu_us")
+check(n == 6 and abs(per - (1.08 + 7.6 / 7) / 2) < 1e-9, f"pooled per-round {per} over {n}")
+check(abs(meds - (1.08 + 7.5 / 7) / 2) < 1e-9, f"pooled run medians {meds}")
 
 erred = run([7.0] * 3, [7.0] * 3)
 erred["errors"] = True
