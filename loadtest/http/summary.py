@@ -47,14 +47,19 @@ def ratios(goro, peer, metric):
     reads them: the medians leave out rounds without the figure, the
     per-round ratios the rounds where either side lacks it or has 0 (a round
     that failed). None when nothing is left."""
-    g = [r.get(metric) for r in goro or []]
-    p = [r.get(metric) for r in peer or []]
-    gm = [v for v in g if v is not None]
-    pm = [v for v in p if v is not None]
-    per = [a / b for a, b in zip(g, p) if a and b]
+    gm = [r[metric] for r in goro or [] if r.get(metric) is not None]
+    pm = [r[metric] for r in peer or [] if r.get(metric) is not None]
+    per = per_round(goro, peer, metric)
     if not gm or not pm or not per or statistics.median(pm) == 0:
         return None
     return statistics.median(gm) / statistics.median(pm), statistics.median(per)
+
+
+def per_round(goro, peer, metric):
+    """Each round's goro/peer ratio, rounds paired by index, those where
+    either side lacks the figure or has 0 left out."""
+    return [a[metric] / b[metric] for a, b in zip(goro or [], peer or [])
+            if a.get(metric) and b.get(metric)]
 
 
 # A ratio equal to its bound holds, whatever the last bit of a division.
@@ -187,7 +192,7 @@ def pooled(runs, sc, peer, metric):
         if pair is None:
             continue
         meds.append(pair[0])
-        per += [a[metric] / b[metric] for a, b in zip(goro, other) if a.get(metric) and b.get(metric)]
+        per += per_round(goro, other, metric)
     if not per:
         return None
     return statistics.median(per), statistics.median(meds), len(per)
