@@ -899,8 +899,7 @@ def main():
     if os.path.realpath(args.out) == os.path.realpath(os.path.dirname(summary_md)):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import summary  # noqa: E402 (beside this script)
-        with open(summary_md, "w") as f:
-            f.write(summary.render(summary.load_runs(args.out)))
+        summary.write(args.out, summary_md)
         print(f"wrote {summary_md}")
     return 1 if res["errors"] else 0
 

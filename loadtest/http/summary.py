@@ -157,8 +157,8 @@ def render(runs):
     head = ["run", "commit", "rounds"] + [g[0] for g in GOALS] + ["idle KiB 5k/10k", "every goal"]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
-    for name, run in runs:
-        row = judge(run)
+    rows = [(name, run, judge(run)) for name, run in runs]
+    for name, run, row in rows:
         n = len(run["rounds"]["c1000"]["goro"])
         # A run with wrk errors or non-2xx answers is marked as its own
         # results file marks it.
@@ -171,8 +171,8 @@ def render(runs):
         cells.append("—" if i5 is None or i10 is None else f"{i5:.2f} / {i10:.2f}")
         cells.append({"met": "**met**", "split": "*split*"}.get(row["all"], row["all"]))
         out.append("| " + " | ".join(cells) + " |")
-    for title, chosen in ((f"Over all {len(runs)} runs", runs),
-                          (f"Over the last {min(len(runs), RECENT)}", runs[-RECENT:])):
+    for title, chosen in ((f"Over all {len(rows)} runs", rows),
+                          (f"Over the last {min(len(rows), RECENT)}", rows[-RECENT:])):
         out += ["", f"{title} (each goal: met by both measures / split / missed):", ""]
         out += tally_lines(chosen)
     recent = runs[-RECENT:]
@@ -212,13 +212,13 @@ def pooled_lines(runs):
     return lines
 
 
-def tally_lines(runs):
+def tally_lines(rows):
+    """The counts of each verdict over `rows` (name, run, judge(run))."""
     kinds = ("met", "split", "missed", "n/a")
     tally = {g[0]: dict.fromkeys(kinds, 0) for g in GOALS}
     idle = dict.fromkeys(kinds, 0)
     every = dict.fromkeys(kinds, 0)
-    for _, run in runs:
-        row = judge(run)
+    for _, _, row in rows:
         for label, _, v in row["goals"]:
             tally[label][v] += 1
         idle[row["idle_verdict"]] += 1
@@ -234,15 +234,19 @@ def tally_lines(runs):
     return lines
 
 
+def write(results_dir, path):
+    """The summary of the runs in `results_dir`, written to `path`."""
+    with open(path, "w") as f:
+        f.write(render(load_runs(results_dir)))
+
+
 def main():
     results_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "results")
-    text = render(load_runs(results_dir))
     if len(sys.argv) > 2:
-        with open(sys.argv[2], "w") as f:
-            f.write(text)
+        write(results_dir, sys.argv[2])
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(render(load_runs(results_dir)))
 
 
 if __name__ == "__main__":
