@@ -16,8 +16,8 @@ goal by both of its measures and stay in step with the committed runs.
   - known committed runs are rows of loadtest/results/summary.md in the
     order of their commits, and that file is what the script writes
     now (rerun `python3 loadtest/http/summary.py loadtest/results
-    loadtest/results/summary.md` after adding or correcting a results file by hand; loadtest/run.sh does it
-    after its own runs).
+    loadtest/results/summary.md` after adding or correcting a results
+    file by hand; loadtest/run.sh does it after its own runs).
 
   python3 tests/loadtest/summary_test.py ROOT
 """
