@@ -76,6 +76,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import summary  # noqa: E402 (beside this script: the goals' judge and the per-round rule)
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SERVERS = ["goro", "goro-pgo", "go", "nginx", "floor"]
 # The two builds of goro-hello, as they appear in the per-round ratios.
@@ -624,16 +627,6 @@ def per_round_lines(rounds):
     drifts between rounds, so the median of the same-round ratios is quoted
     beside them."""
     lines = []
-    def ratios(name, peer, key):
-        # Round i of each server, side by side; a round missing for either
-        # (a run that failed) or without the figure reads "—".
-        goro, other = rounds.get(name, []), rounds.get(peer, [])
-        out = []
-        for i in range(max(len(goro), len(other))):
-            g = goro[i] if i < len(goro) else {}
-            o = other[i] if i < len(other) else {}
-            out.append(g[key] / o[key] if g.get(key) and o.get(key) else None)
-        return out
     pairs = [(name, label, peer, key) for name in GORO_BUILDS
              for label, peer, key in (("floor CPU per request", "floor", "cpu_us"),
                                       ("floor requests/s", "floor", "rps"),
@@ -642,7 +635,7 @@ def per_round_lines(rounds):
     pairs += [("goro-pgo", "goro CPU per request", "goro", "cpu_us"),
               ("goro-pgo", "goro user time per request", "goro", "user_us")]
     for name, label, peer, key in pairs:
-        per = ratios(name, peer, key)
+        per = summary.round_ratios(rounds.get(name), rounds.get(peer), key)
         if any(x is not None for x in per):
             lines.append(f"- {name}/{label} per round: " +
                          ", ".join("—" if x is None else f"{x:.2f}x" for x in per) +
@@ -897,8 +890,6 @@ def main():
     # fails while it lags them.
     summary_md = os.path.join(ROOT, "loadtest/results/summary.md")
     if os.path.realpath(args.out) == os.path.realpath(os.path.dirname(summary_md)):
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import summary  # noqa: E402 (beside this script)
         summary.write(args.out, summary_md)
         print(f"wrote {summary_md}")
     return 1 if res["errors"] else 0

@@ -55,11 +55,22 @@ def ratios(goro, peer, metric):
     return statistics.median(gm) / statistics.median(pm), statistics.median(per)
 
 
+def round_ratios(goro, peer, metric):
+    """Each round's goro/peer ratio, rounds paired by index; None where
+    either side lacks the round (a run that failed), the figure, or has 0.
+    bench.py prints these in place; the judgments use per_round."""
+    goro, peer = goro or [], peer or []
+    out = []
+    for i in range(max(len(goro), len(peer))):
+        a = goro[i] if i < len(goro) else {}
+        b = peer[i] if i < len(peer) else {}
+        out.append(a[metric] / b[metric] if a.get(metric) and b.get(metric) else None)
+    return out
+
+
 def per_round(goro, peer, metric):
-    """Each round's goro/peer ratio, rounds paired by index, those where
-    either side lacks the figure or has 0 left out."""
-    return [a[metric] / b[metric] for a, b in zip(goro or [], peer or [])
-            if a.get(metric) and b.get(metric)]
+    """The rounds' ratios (round_ratios) with the missing ones left out."""
+    return [x for x in round_ratios(goro, peer, metric) if x is not None]
 
 
 # A ratio equal to its bound holds, whatever the last bit of a division.
