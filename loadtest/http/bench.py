@@ -546,7 +546,20 @@ def machine_line():
     window = text_of("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
     if window is not None:
         idle += f", guest_halt_poll_ns {window}"
-    return (f"{os.cpu_count()} cores ({model}), Linux {platform.release()}, cpuidle {idle}; "
+    # Page-table isolation flushes the user TLB at every kernel entry where
+    # the CPU lends no PCID, so a request pays a miss for each page it
+    # touches between two syscalls ("The machine moves the ratio" in
+    # docs/DESIGN.md): runs with it and without are not comparable.
+    pti = text_of("/sys/devices/system/cpu/vulnerabilities/meltdown") or "?"
+    pcid = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), None)
+        pcid = "?" if flags is None else "pcid" if "pcid" in flags else "no pcid"
+    except OSError:
+        pass
+    return (f"{os.cpu_count()} cores ({model}), Linux {platform.release()}, cpuidle {idle}, "
+            f"meltdown {pti} ({pcid}); "
             f"{version(['go', 'version'])}; {version(['nginx', '-v'])}; "
             f"{version(['wrk', '--version'])}")
 
