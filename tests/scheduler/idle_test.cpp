@@ -23,7 +23,18 @@ TEST(Idle, ProcessCpuNearZeroWhileAllGoroutinesSleep) {
           goro::go([] { goro::yield(); });
         while (goro::num_goroutines() > 1)
           goro::yield();
-        goro::sleep_for(std::chrono::milliseconds(100));
+        // What the burst left goes back to the kernel once its Ps have idled
+        // a second (sysmon's kIdleStackAge) and the stack pool's scavenger,
+        // twice a second, has found the free stacks unused: a one-off release
+        // of up to a thousand stacks. It took 20-30 ms on a VM where page
+        // faults and madvise trap to the hypervisor, inside what used to be
+        // the measured window. It is not CPU burnt while idle, so it is given
+        // its own, generous bound, and the steady state after it is measured.
+        const double settle_from = cpu_ms();
+        goro::sleep_for(std::chrono::seconds(2));
+        const double settle = cpu_ms() - settle_from;
+        std::printf("[ info ] CPU over the 2 s the burst's memory goes back in: %.2f ms\n", settle);
+        EXPECT_LT(settle, 500.0);
         double before = cpu_ms();
         goro::sleep_for(std::chrono::seconds(2));
         double used = cpu_ms() - before;
