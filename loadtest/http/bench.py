@@ -547,10 +547,10 @@ def machine_line():
     if window is not None:
         idle += f", guest_halt_poll_ns {window}"
     # Page-table isolation flushes the user TLB at every kernel entry where
-    # the CPU lends no PCID. The first instance seen with it cost every
-    # server half as much again a request, goro more than the floor ("The
-    # machine moves the ratio" in docs/DESIGN.md): runs with it and without
-    # are not comparable.
+    # the CPU lends no PCID. On the instance of s26a, which had it, every
+    # server cost half as much again a request as on the ones before, goro
+    # more than the floor ("The machine moves the ratio" in docs/DESIGN.md):
+    # runs with it and without are not comparable.
     pti = text_of("/sys/devices/system/cpu/vulnerabilities/meltdown") or "?"
     pcid = "?"
     try:
