@@ -525,15 +525,13 @@ def median(xs):
 
 
 def machine_line():
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    # The first CPU's fields: its model, and its flags for PCID below.
+    cpu = {}
+    for line in (text_of("/proc/cpuinfo") or "").splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            cpu.setdefault(key.strip(), value.strip())
+    model = cpu.get("model name", "unknown CPU")
     def version(cmd):
         try:
             p = subprocess.run(cmd, capture_output=True, text=True)
@@ -552,13 +550,8 @@ def machine_line():
     # more than the floor ("The machine moves the ratio" in docs/DESIGN.md):
     # runs with it and without are not comparable.
     pti = text_of("/sys/devices/system/cpu/vulnerabilities/meltdown") or "?"
-    pcid = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), None)
-        pcid = "?" if flags is None else "pcid" if "pcid" in flags else "no pcid"
-    except OSError:
-        pass
+    flags = cpu.get("flags")
+    pcid = "?" if flags is None else "pcid" if "pcid" in flags.split() else "no pcid"
     return (f"{os.cpu_count()} cores ({model}), Linux {platform.release()}, cpuidle {idle}, "
             f"meltdown {pti} ({pcid}); "
             f"{version(['go', 'version'])}; {version(['nginx', '-v'])}; "
