@@ -115,6 +115,19 @@ erred = run([7.0] * 3, [7.0] * 3)
 erred["errors"] = True
 check("| x (errors) |" in summary.render([("x", erred)]), "a run with errors is not marked")
 
+# Tallied apart by machine instance, the latest run's first.
+fast, slow = run([7.0] * 3, [7.0] * 3), run([9.0] * 3, [7.0] * 3)
+fast["machine"] = "2 cores (AMD EPYC), Linux 6.18.44-fc-v595, cpuidle haltpoll; go version"
+slow["machine"] = "2 cores (AMD EPYC), Linux 6.18.44-fc-v782; go version"
+check(summary.machine_kind(fast) == "6.18.44-fc-v595" and summary.machine_kind(slow) ==
+      "6.18.44-fc-v782" and summary.machine_kind({}) == "?", "machine kinds")
+text = summary.render([("f1", fast), ("s1", slow), ("f2", fast)])
+a, b = text.find("## Runs on `6.18.44-fc-v595` (2)"), text.find("## Runs on `6.18.44-fc-v782` (1)")
+check(0 <= a < b, f"sections by machine at {a}, {b}")
+check("1,000 conns CPU/req vs floor: 2 / 0 / 0" in text[a:b]
+      and "1,000 conns CPU/req vs floor: 0 / 0 / 1" in text[b:], "each section counts its own runs")
+check("| s1 | `0000000` | `6.18.44-fc-v782` | 3 |" in text, "the row names its machine")
+
 lacking = run([7.0] * 3, [7.0] * 3)
 del lacking["rounds"]["c1000"]["nginx"]
 check(not summary.usable(lacking), "a run without nginx at c1000 is not summarized")
