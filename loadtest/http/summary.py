@@ -195,13 +195,12 @@ def render(runs):
         cells.append("—" if i5 is None or i10 is None else f"{i5:.2f} / {i10:.2f}")
         cells.append({"met": "**met**", "split": "*split*"}.get(row["all"], row["all"]))
         out.append("| " + " | ".join(cells) + " |")
-    # By machine instance, the one of the latest run first.
-    kinds = []
-    for _, run, _ in reversed(rows):
-        if machine_kind(run) not in kinds:
-            kinds.append(machine_kind(run))
-    for kind in kinds:
-        mine = [r for r in rows if machine_kind(r[1]) == kind]
+    # By machine instance, the one of the latest run first; each group keeps
+    # its runs in order.
+    groups = {}
+    for row in rows:
+        groups.setdefault(machine_kind(row[1]), []).append(row)
+    for kind, mine in sorted(groups.items(), key=lambda g: -rows.index(g[1][-1])):
         out += ["", f"## Runs on `{kind}` ({len(mine)})"]
         for title, chosen in ((f"Over all {len(mine)}", mine),
                               (f"Over the last {min(len(mine), RECENT)}", mine[-RECENT:])):
