@@ -1,6 +1,7 @@
 // Idle connections without a goroutine (ServerOptions::idle_release_after;
 // framework/http/server/conn.cpp "Released while idle"): a keep-alive
-// connection at rest gives its goroutine back, and everything a connection
+// connection at rest gives its goroutine back, a new one has none until its
+// first bytes ("Started parked"), and everything a connection
 // at rest must do still works: the next request (whole, split, pipelined,
 // with a body), the idle timeout, graceful shutdown, eviction at the cap,
 // and release and wake-up racing each other from many clients at once; and
@@ -323,6 +324,81 @@ TEST(IdleRelease, AReleasedConnectionIsEvictedAtTheCap) {
   ASSERT_TRUE(b.send(get("/plaintext")));
   EXPECT_EQ(b.read_response().status, 200);
   EXPECT_TRUE(a.closed_by_peer());
+}
+
+// Started parked (conn.cpp): a new plain connection holds no stack until
+// its first bytes. 200 silent connections, then a request on each: every
+// one is answered. With releases off (idle_release_after 0) each new
+// connection's goroutine waits in its first read with a stack, which the
+// second half checks, so the count below measures what it claims to.
+std::uint64_t stacks_with_silent_connections(http::ServerOptions opts) {
+  constexpr int kConns = 200;
+  TestServer s(routes(), std::move(opts));
+  const double base_conns = goro_test::metric_in_process("goro_http_connections");
+  const std::uint64_t base_stacks = goro::stats().stacks_live;
+  std::vector<std::unique_ptr<Client>> cs;
+  for (int i = 0; i < kConns; ++i)
+    cs.push_back(std::make_unique<Client>(s.port()));
+  EXPECT_TRUE(eventually([&] {
+    return goro_test::metric_in_process("goro_http_connections") >= base_conns + kConns;
+  })) << "accepted: "
+      << goro_test::metric_in_process("goro_http_connections") - base_conns;
+  std::this_thread::sleep_for(100ms);  // whatever they would run, let it run
+  const std::uint64_t stacks = goro::stats().stacks_live - base_stacks;
+  for (auto& c : cs) {
+    EXPECT_TRUE(c->send(get("/plaintext")));
+    auto r = c->read_response();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "Hello, World!");
+  }
+  return stacks;
+}
+
+TEST(IdleRelease, NewConnectionsWaitForTheirFirstBytesWithoutAStack) {
+  const std::uint64_t parked = stacks_with_silent_connections({});
+  EXPECT_LT(parked, 20u) << "stacks held by 200 silent new connections";
+  const std::uint64_t kept = stacks_with_silent_connections({.idle_release_after = 0s});
+  EXPECT_GE(kept, 200u) << "stacks held by 200 silent new connections, releases off";
+}
+
+// A new connection parked for its first bytes is under the read-header
+// timeout from its accept, as one waiting in its read was; so is one whose
+// parked start an edge woke with nothing to read (FaultSite::kStaleEdge at
+// its park): it parks again, counted released, its deadline still armed.
+void silent_new_connection_closes(bool stale_edge) {
+  TestServer s(routes(), {.read_header_timeout = 500ms});
+  const long base = released_now();
+  const std::uint64_t taken = goro::detail::faults_taken(goro::detail::FaultSite::kStaleEdge);
+  if (stale_edge) goro::detail::arm_fault(goro::detail::FaultSite::kStaleEdge, 1, 0);
+  const auto start = std::chrono::steady_clock::now();
+  Client c(s.port());
+  if (stale_edge) {
+    EXPECT_TRUE(eventually([&] {
+      return goro::detail::faults_taken(goro::detail::FaultSite::kStaleEdge) == taken + 1;
+    }));
+    EXPECT_TRUE(eventually([&] { return released_now() == base + 1; }))
+        << "released: " << released_now() - base;
+  }
+  goro::detail::arm_fault(goro::detail::FaultSite::kStaleEdge, 0, 0);
+  EXPECT_TRUE(c.closed_by_peer());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, 400ms) << "closed before its read-header timeout";
+  EXPECT_LT(took, 5s);
+  EXPECT_TRUE(eventually([&] { return released_now() == base; }));
+  // A client that speaks within the timeout is served, head split or not.
+  Client d(s.port());
+  ASSERT_TRUE(d.send("GET /plaintext HTTP/1.1\r\nHo"));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(d.send("st: t\r\n\r\n"));
+  EXPECT_EQ(d.read_response().body, "Hello, World!");
+}
+
+TEST(IdleRelease, ASilentNewConnectionClosesAtItsReadHeaderTimeout) {
+  silent_new_connection_closes(false);
+}
+
+TEST(IdleRelease, ANewConnectionWokenForNothingKeepsItsReadHeaderTimeout) {
+  silent_new_connection_closes(true);
 }
 
 // Release and wake-up racing: clients pause around the release threshold,

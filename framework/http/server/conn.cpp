@@ -390,12 +390,12 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
 }
 
 // A new connection's wait for its first head: read_header_timeout from the
-// accept, else idle_timeout from it (read_head).
-void arm_first_head_deadline(Exchange& x) {
-  if (x.s->opts.read_header_timeout.count() > 0) {
-    x.set_read_deadline(x.e->accepted + x.s->opts.read_header_timeout);
-  } else if (x.s->opts.idle_timeout.count() > 0) {
-    x.set_read_deadline(x.e->accepted + x.s->opts.idle_timeout);
+// accept, else idle_timeout from it (read_head, start_parked).
+void arm_first_head_deadline(const ServerOptions& o, ConnEntry& e) {
+  if (o.read_header_timeout.count() > 0) {
+    (void)e.conn.set_read_deadline(e.accepted + o.read_header_timeout);
+  } else if (o.idle_timeout.count() > 0) {
+    (void)e.conn.set_read_deadline(e.accepted + o.idle_timeout);
   }
 }
 
@@ -465,7 +465,8 @@ bool read_head(Exchange*& xp, bool& linger, bool& release, bool woken) {
     // just before the listener closed (ConnEntry, kNew).
     const bool fresh = at_rest && x->e->state.load() == ConnEntry::kNew;
     if (fresh) {
-      arm_first_head_deadline(*x);
+      // Started parked (or woken for nothing since): armed before the park.
+      if (!woken) arm_first_head_deadline(x->s->opts, *x->e);
     } else if (at_rest && woken) {
       if (x->s->draining.load()) return false;
     } else if (at_rest) {
@@ -956,6 +957,15 @@ struct ResumeConn {
   }
 };
 
+// A connection that started parked (start_parked): its first goroutine
+// runs as a released connection's successor does, woken by its socket, but
+// it was never released (goro_http_connections_released counts rests).
+struct StartConn {
+  std::shared_ptr<ServerState> sp;
+  std::shared_ptr<ConnEntry> ep;
+  void operator()() { serve_requests(std::move(sp), std::move(ep), true); }
+};
+
 // Released while idle (docs/DESIGN.md "Idle connections without a
 // goroutine"). A connection that rested idle_release_after ends its
 // goroutine: its Exchange (read buffer, parser, header maps, handler slots)
@@ -1123,6 +1133,44 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
     ep->tls = &tc;
   }
   serve_requests(std::move(sp), std::move(ep));
+}
+
+// # Started parked
+// A new connection's goroutine would begin by waiting for its first
+// request: with a stack bound, an Exchange taken and its first read parked.
+// A thousand connections opened at once (a load generator's start, a
+// client pool's) then held a thousand stacks until their requests came,
+// and the stack pool's scavenger gave the excess back to the kernel half a
+// second later (a madvise each), to be faulted in again at the next such
+// burst. So a plain connection waits for its first bytes as a released one
+// waits for its next request (NetFd::go_when_readable): a goroutine that
+// has never run, parked in the socket's read slot with the first head's
+// deadline armed, readied by the bytes, the deadline or a close (shutdown's
+// sweep of kNew connections, eviction at the cap). It then runs
+// serve_requests as a woken successor: its first read does not park (an
+// edge for nothing releases it again, the deadline still armed), and the
+// connection is kNew until its first bytes, so the read-header timeout, the
+// sweep's grace and eviction treat it as before. HTTPS keeps a goroutine
+// from the start (the handshake comes first), as do connections with their
+// own stack_size and servers whose releases are off (idle_release_after 0).
+bool start_parked(const std::shared_ptr<ServerState>& sp, const std::shared_ptr<ConnEntry>& ep) {
+  const ServerOptions& o = sp->opts;
+  if (o.tls.has_value() || o.stack_size != 0 || o.idle_release_after.count() <= 0) return false;
+  net::NetFd* fd = goro::detail::NetConnAccess::netfd(ep->conn);
+  if (fd == nullptr) return false;
+  arm_first_head_deadline(o, *ep);
+  // Counted before the goroutine can run (it may at once), as serve_conn's.
+  std::atomic<std::int64_t>& open = http_metrics().connections_open;
+  open.fetch_add(1, std::memory_order_relaxed);
+  bool parked = false;
+  try {
+    parked = fd->go_when_readable(StartConn{sp, ep}, ep.get());
+  } catch (...) {
+    open.fetch_sub(1, std::memory_order_relaxed);
+    throw;
+  }
+  if (!parked) open.fetch_sub(1, std::memory_order_relaxed);
+  return parked;
 }
 
 void ServerState::sweep_tls_buffers() {

@@ -257,7 +257,8 @@ std::chrono::milliseconds next_backoff(std::chrono::milliseconds b) {
 }
 
 // Registers `conn` and spawns its goroutine (or, over max_connections, a 503
-// goroutine). The spawn happens outside conns_mu: goro::go may switch, and a
+// goroutine): a plain connection's parked until its first bytes (conn.cpp
+// "Started parked"). The spawn happens outside conns_mu: goro::go may switch, and a
 // goroutine must never switch holding a thread mutex (thread_lock.hpp).
 // Throws (bad_alloc, or system_error when no goroutine stack can be mapped)
 // with `conn` closed and the registry as it was.
@@ -299,7 +300,7 @@ void start_conn(const std::shared_ptr<detail::ServerState>& s, net::Conn& conn) 
         detail::reject_conn(std::move(c), s->opts.tls.has_value());
         s->conns_wg.done();
       });
-    } else {
+    } else if (!detail::start_parked(s, entry)) {
       goro::go(goro::SpawnOptions{.stack_size = s->opts.stack_size}, [sp = s, entry]() mutable {
         // Its last goroutine calls conns_wg.done() (the connection may
         // outlive this one: conn.cpp "Released while idle").

@@ -242,6 +242,13 @@ struct ServerState {
 
 // The connection goroutine's body (conn.cpp).
 void serve_conn(std::shared_ptr<ServerState> s, std::shared_ptr<ConnEntry> e);
+// A new plain connection's goroutine, spawned parked in its socket's read
+// wait with no stack until its first bytes, its read-header deadline or a
+// close (conn.cpp "Started parked"). False, with nothing spawned, where the
+// connection needs a goroutine at once (HTTPS, its own stack_size, releases
+// off) or its socket is closed already: serve_conn's goroutine then. Throws
+// as goro::go, with nothing spawned.
+bool start_parked(const std::shared_ptr<ServerState>& s, const std::shared_ptr<ConnEntry>& e);
 // Answers 503 + close to a connection over the cap (conn.cpp); over TLS
 // only closes it.
 void reject_conn(net::Conn conn, bool tls);

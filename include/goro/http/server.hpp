@@ -131,7 +131,11 @@ struct ServerOptions {
   // 14 (docs/DESIGN.md "Idle connections without a goroutine"). Busy
   // connections never wait this long, so it costs them nothing; 0: keep the
   // goroutine for the whole rest; below a millisecond counts as one. Only
-  // with the default stack_size.
+  // with the default stack_size. While it is on, a new HTTP connection has
+  // no goroutine stack either until its first bytes come (its goroutine
+  // waits parked in the netpoller, under read_header_timeout from the
+  // accept): a thousand connections opened at once hold a thousand stacks
+  // no longer (docs/DESIGN.md "Started parked").
   std::chrono::nanoseconds idle_release_after = std::chrono::seconds{1};
   // Sooner: a keep-alive connection whose socket holds nothing more once
   // its response is out gives its goroutine back at once, the same release
