@@ -340,6 +340,7 @@ std::int64_t stacks_with_silent_connections(http::ServerOptions opts) {
   const double base_conns = goro_test::metric_in_process("goro_http_connections");
   const auto base_stacks = static_cast<std::int64_t>(goro::stats().stacks_live);
   std::vector<std::unique_ptr<Client>> cs;
+  cs.reserve(kConns);
   for (int i = 0; i < kConns; ++i)
     cs.push_back(std::make_unique<Client>(s.port()));
   EXPECT_TRUE(eventually([&] {

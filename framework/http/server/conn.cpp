@@ -465,8 +465,7 @@ bool read_head(Exchange*& xp, bool& linger, bool& release, bool woken) {
     // just before the listener closed (ConnEntry, kNew).
     const bool fresh = at_rest && x->e->state.load() == ConnEntry::kNew;
     if (fresh) {
-      // Started parked (or woken for nothing since): armed before the park.
-      if (!woken) arm_first_head_deadline(x->s->opts, *x->e);
+      arm_first_head_deadline(x->s->opts, *x->e);  // again if started parked: the same
     } else if (at_rest && woken) {
       if (x->s->draining.load()) return false;
     } else if (at_rest) {
