@@ -276,6 +276,12 @@ net::NetFd* drained_socket(const Exchange& x) {
 // More HTTP connections open in the process than release_when_drained_above
 // per P: enough that holding a goroutine (and its stack's touched lines) for
 // each would crowd the caches, so a drained rest releases at once.
+// Whether a connection may live without its goroutine at all (released
+// while idle, started parked): releases on, and the default stack_size.
+bool releases_allowed(const ServerOptions& o) {
+  return o.idle_release_after.count() > 0 && o.stack_size == 0;
+}
+
 bool many_connections(const ServerOptions& o) {
   const std::int64_t open = http_metrics().connections_open.load(std::memory_order_relaxed);
   return static_cast<std::uint64_t>(std::max<std::int64_t>(open, 0)) >
@@ -336,7 +342,7 @@ bool begin_rest(Exchange*& xp, net::Clock::time_point& release_at, bool& release
   if (new_rest && !x->e->transition_to_idle()) return false;
   if (x->s->draining.load()) return false;
   x->release_buffers();
-  const bool may_release = x->s->opts.idle_release_after.count() > 0 && x->s->opts.stack_size == 0;
+  const bool may_release = releases_allowed(x->s->opts);
   // Released when drained (ServerOptions::release_when_drained): the rest
   // has just begun, the responses are out, and the last read drained the
   // socket, so the next request's bytes will come with an edge the parked
@@ -1154,7 +1160,7 @@ void serve_conn(std::shared_ptr<ServerState> sp, std::shared_ptr<ConnEntry> ep) 
 // own stack_size and servers whose releases are off (idle_release_after 0).
 bool start_parked(const std::shared_ptr<ServerState>& sp, const std::shared_ptr<ConnEntry>& ep) {
   const ServerOptions& o = sp->opts;
-  if (o.tls.has_value() || o.stack_size != 0 || o.idle_release_after.count() <= 0) return false;
+  if (o.tls.has_value() || !releases_allowed(o)) return false;
   net::NetFd* fd = goro::detail::NetConnAccess::netfd(ep->conn);
   if (fd == nullptr) return false;
   arm_first_head_deadline(o, *ep);
