@@ -328,7 +328,12 @@ struct Sched {
   std::size_t default_stack = 0;
   // Counters (relaxed; statistics only).
   std::atomic<std::uint64_t> steals{0}, stolen{0}, global_takes{0}, m_parks{0}, preempt_requests{0},
-      netpoll_wakes{0}, handoffs{0};
+      netpoll_wakes{0};
+  // Handoffs by cause: a P whose M is in a blocking call, or one taken from a
+  // goroutine flagged as a hog. Separate counters, not a total and a subset,
+  // so that a reader of both never sees one cause's count borrowed from the
+  // other's increment.
+  std::atomic<std::uint64_t> syscall_handoffs{0}, hog_handoffs{0};
 };
 
 extern Sched sched;

@@ -133,7 +133,9 @@ RuntimeStats stats() {
   s.m_parks = sched.m_parks.load();
   s.preempt_requests = sched.preempt_requests.load();
   s.netpoll_wakes = sched.netpoll_wakes.load();
-  s.handoffs = sched.handoffs.load();
+  s.syscall_handoffs = sched.syscall_handoffs.load();
+  s.hog_handoffs = sched.hog_handoffs.load();
+  s.handoffs = s.syscall_handoffs + s.hog_handoffs;
   if (sched.allp.empty()) return s;  // no runtime running
   MemoryUsage mem = memory_usage();
   s.memory_limit_bytes = mem.limit_bytes;

@@ -168,7 +168,7 @@ bool retake_syscall(P* p, std::int64_t now) {
   }
   G* g = p->running_g.load(std::memory_order_acquire);
   const bool hog = g != nullptr && g->status.load(std::memory_order_relaxed) == GStatus::kRunning;
-  sched.handoffs.fetch_add(1, std::memory_order_relaxed);
+  (hog ? sched.hog_handoffs : sched.syscall_handoffs).fetch_add(1, std::memory_order_relaxed);
   // A hog has been running since the start of the run sysmon flagged
   // (hog_since), not since this P's last schedule: the goroutine flagged on
   // one P may take the signal on another (its M moved on), whose

@@ -221,7 +221,9 @@ struct RuntimeStats {
   std::uint64_t m_parks = 0;           // M futex sleeps
   std::uint64_t preempt_requests = 0;  // goroutines flagged by sysmon for running > 10 ms
   std::uint64_t netpoll_wakes = 0;     // goroutines readied by the poller
-  std::uint64_t handoffs = 0;          // Ps handed to another M (syscall / hog)
+  std::uint64_t handoffs = 0;          // Ps handed to another M: the two below
+  std::uint64_t syscall_handoffs = 0;  // ... whose M was in a blocking call
+  std::uint64_t hog_handoffs = 0;      // ... taken from a goroutine flagged as a hog
   // Stacks: how many are guarded by the page-table guard (MADV_GUARD_INSTALL),
   // by an mprotect'd guard page (costs 2 of vm.max_map_count each), or only by
   // a canary checked at every switch (the map-count budget ran out).

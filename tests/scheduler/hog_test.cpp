@@ -133,9 +133,10 @@ TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
   EXPECT_GE(hog_reports, 1) << reports;
   std::printf(
       "[ info ] hogs: %zu sleeps (p99 lateness %.2f ms), %zu echo round trips (p99 %.2f ms), "
-      "%llu handoffs, %llu threads\n",
+      "%llu handoffs (%llu of hogs), %llu threads\n",
       sleep_lat.size(), p99_ms(sleep_lat), echo_lat.size(), p99_ms(echo_lat),
       static_cast<unsigned long long>(stats.handoffs),
+      static_cast<unsigned long long>(stats.hog_handoffs),
       static_cast<unsigned long long>(stats.threads));
   // Bounds a loaded CI machine cannot break, far from what a stalled P gives:
   // without the handoff the hogs hold both Ps for their whole 2 s, so barely
@@ -146,7 +147,8 @@ TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
   EXPECT_GT(echo_lat.size(), 20u);
   EXPECT_LT(p99_ms(sleep_lat), 500.0);
   EXPECT_LT(p99_ms(echo_lat), 500.0);
-  EXPECT_GE(stats.handoffs, 2u);
+  // Both hogs' Ps moved through the hog protocol, counted as such.
+  EXPECT_GE(stats.hog_handoffs, 2u);
 }
 
 // sysmon flags a goroutine only after it has timed its P for 10 ms. A P it

@@ -143,6 +143,9 @@ std::string metrics_text() {
   metric(out, "goro_stolen_goroutines_total", "counter", "Goroutines stolen.",
          st.stolen_goroutines);
   metric(out, "goro_handoffs_total", "counter", "Ps handed off (syscall, hog).", st.handoffs);
+  metric(out, "goro_hog_handoffs_total", "counter",
+         "Ps handed off from a goroutine running > 10ms without a scheduling point.",
+         st.hog_handoffs);
   metric(out, "goro_netpoll_wakes_total", "counter", "Goroutines readied by the netpoller.",
          st.netpoll_wakes);
   metric(out, "goro_parks_total", "counter", "Goroutine parks.", st.parks);
