@@ -308,49 +308,64 @@ TEST(Stacks, AnIdlePsHotStacksAreTrimmedByTheScavenger) {
 // The same from a P that idles while another stays busy: sysmon's scavenger
 // takes its hot stacks once it has been idle for a second (its passes come
 // every 500 ms). The main goroutine spins without yielding while eight deep
-// goroutines run, so they are stolen by the other P, and each records the P
-// it ran on. Then the main goroutine keeps its P busy while the other idles:
-// the deep pages of goroutines that ran on another P than the main
-// goroutine's must go. (Run one after another, goroutines on one P may all
-// reuse one stack: the count is of their deepest pages, some of them the
-// same page.)
+// goroutines run, so most are stolen by the other P. Then the main goroutine
+// keeps its P busy while the other idles: every deep page must go but those
+// of the busy P's own hot stacks (P::stack_cache's invariant: only a P's
+// kHotStacks most recent stacks may stay deep, and an idle P's go after a
+// second). (Run one after another, goroutines on one P may all reuse one
+// stack: the count is of their deepest pages, some of them the same page.)
 //
-// The busy P is the one the main goroutine is on at each check, not the
-// one it started on: the spin is a hog, and on a loaded machine sysmon
-// hands its P to another thread, which runs deep goroutines on it, while the
-// main goroutine comes back on whichever P it finds. An earlier version told
-// the busy P by the main goroutine's first thread and failed that way under
-// four busy loops (all eight counted as the idle P's, whose cache was in
-// fact the busy one's).
+// The busy P is the one the main goroutine is on at each check, and what it
+// may keep is read from its cache (owner only: the main goroutine runs on
+// it, alone), not guessed from where the goroutines ran. Earlier versions
+// guessed: by the main goroutine's first thread, then by the P each deep
+// goroutine saw. Under four busy loops both failed. The spin is a hog, so
+// sysmon hands its P to another thread and the main goroutine comes back on
+// whichever P it finds; a deep goroutine flagged as a hog likewise runs on
+// without a P and exits on the one it gets back, leaving its stack there.
 TEST(Stacks, ABusyProcessStillTrimsItsIdlePsHotStacks) {
 #if defined(GORO_TSAN) || defined(GORO_ASAN)
   GTEST_SKIP() << "the sanitizers may move large locals off the goroutine stack";
 #endif
-  constexpr int kN = 2 * goro::detail::P::kHotStacks;
+  using goro::detail::P;
+  constexpr int kN = 2 * P::kHotStacks;
   std::array<char*, kN> low{};
-  std::array<const goro::detail::P*, kN> ran_on{};
   const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto page_of = [&](const char* b) { return reinterpret_cast<std::uintptr_t>(b) & ~(page - 1); };
-  // Resident deep pages of goroutines that ran on a P other than `busy`,
-  // but not a page one that ran on `busy` also reached (the same stack).
-  auto strays = [&](const goro::detail::P* busy) {
+  // The P the main goroutine runs on, after a yield: a goroutine flagged as
+  // a hog runs on without one until its next scheduling point.
+  auto my_p = [] {
+    const P* p = nullptr;
+    while (p == nullptr) {
+      goro::yield();
+      p = goro::detail::current_m()->p;
+    }
+    return p;
+  };
+  // Does one of `busy`'s hot stacks hold `b`?
+  auto in_hot_stacks = [&](const P* busy, const char* b) {
+    for (int j = std::max(0, busy->nstack_cache - P::kHotStacks); j < busy->nstack_cache; ++j) {
+      const goro::detail::Stack& st = busy->stack_cache[j];
+      if (b >= st.lo && b < st.hi()) return true;
+    }
+    return false;
+  };
+  // Resident deep pages outside the hot stacks of the caller's P; -1 if
+  // mincore fails.
+  auto strays = [&] {
+    const P* busy = my_p();
     int n = 0;
-    for (std::size_t i = 0; i < kN; ++i) {
-      if (ran_on[i] == busy) continue;
-      bool shared = false;
-      for (std::size_t j = 0; j < kN; ++j)
-        shared = shared || (ran_on[j] == busy && page_of(low[j]) == page_of(low[i]));
-      if (shared) continue;
+    for (char* b : low) {
+      if (in_hot_stacks(busy, b)) continue;
       unsigned char v = 0;
-      if (mincore(reinterpret_cast<void*>(page_of(low[i])), page, &v) != 0) return -1;
+      char* const at = b - (reinterpret_cast<std::uintptr_t>(b) & (page - 1));
+      if (mincore(at, page, &v) != 0) return -1;
       n += v & 1;
     }
     return n;
   };
-  auto my_p = [] { return static_cast<const goro::detail::P*>(goro::detail::current_m()->p); };
   int before = -1;
   int after = -1;
-  int on_busy = 0;
+  int kept = 0;
   goro::run(
       [&] {
         std::atomic<int> done{0};
@@ -360,7 +375,6 @@ TEST(Stacks, ABusyProcessStillTrimsItsIdlePsHotStacks) {
             for (std::size_t k = 0; k < sizeof deep; k += 512)
               deep[k] = 1;
             low[static_cast<std::size_t>(i)] = const_cast<char*>(&deep[0]);
-            ran_on[static_cast<std::size_t>(i)] = my_p();
             done.fetch_add(1);
           });
         }
@@ -369,20 +383,21 @@ TEST(Stacks, ABusyProcessStillTrimsItsIdlePsHotStacks) {
         }
         while (goro::num_goroutines() > 1)
           goro::yield();
-        before = strays(my_p());
+        before = strays();
         do {
           for (int k = 0; k < 1000; ++k)
             goro::yield();
-          after = strays(my_p());
+          after = strays();
         } while (after > 0 && std::chrono::steady_clock::now() < give_up);
-        for (const goro::detail::P* p : ran_on)
-          on_busy += p == my_p() ? 1 : 0;
+        const P* busy = my_p();
+        for (const char* b : low)
+          kept += in_hot_stacks(busy, b) ? 1 : 0;
       },
       {.maxprocs = 2});
   std::printf(
-      "[ info ] deep pages of goroutines on the idle P resident: %d after exit, %d with it idle "
-      "(%d of %d ran on the busy P)\n",
-      before, after, on_busy, kN);
+      "[ info ] deep pages outside the busy P's hot stacks resident: %d after exit, %d with the "
+      "other P idle (%d of %d in the busy P's hot stacks)\n",
+      before, after, kept, kN);
   if (before == 0) GTEST_SKIP() << "every deep stack is the busy P's: inconclusive";
   EXPECT_EQ(after, 0);
 }
