@@ -273,15 +273,15 @@ net::NetFd* drained_socket(const Exchange& x) {
   return fd != nullptr && fd->read_would_park() ? fd : nullptr;
 }
 
-// More HTTP connections open in the process than release_when_drained_above
-// per P: enough that holding a goroutine (and its stack's touched lines) for
-// each would crowd the caches, so a drained rest releases at once.
 // Whether a connection may live without its goroutine at all (released
 // while idle, started parked): releases on, and the default stack_size.
 bool releases_allowed(const ServerOptions& o) {
   return o.idle_release_after.count() > 0 && o.stack_size == 0;
 }
 
+// More HTTP connections open in the process than release_when_drained_above
+// per P: enough that holding a goroutine (and its stack's touched lines) for
+// each would crowd the caches, so a drained rest releases at once.
 bool many_connections(const ServerOptions& o) {
   const std::int64_t open = http_metrics().connections_open.load(std::memory_order_relaxed);
   return static_cast<std::uint64_t>(std::max<std::int64_t>(open, 0)) >
