@@ -221,6 +221,29 @@ void run_deep_goroutines(std::array<char*, N>& low) {
     goro::yield();
 }
 
+// 1 if the page holding `b` is resident (mincore), 0 if not, -1 when
+// mincore fails.
+int page_resident(char* b) {
+  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  unsigned char v = 0;
+  char* at = b - (reinterpret_cast<std::uintptr_t>(b) & (page - 1));
+  if (mincore(at, page, &v) != 0) return -1;
+  return v & 1;
+}
+
+// How many of the pages holding `bytes` (each goroutine's deepest dirtied
+// byte) are resident; -1 when mincore fails.
+template <std::size_t N>
+int resident_pages(const std::array<char*, N>& bytes) {
+  int n = 0;
+  for (char* p : bytes) {
+    const int r = page_resident(p);
+    if (r < 0) return -1;
+    n += r;
+  }
+  return n;
+}
+
 // Stacks are probed when they cool (scheduler/galloc.cpp "Trimmed when
 // they cool"), not at every exit: of the stacks a P's cache holds, only the
 // P::kHotStacks most recently freed may keep their deep pages. Twelve
@@ -238,35 +261,14 @@ TEST(Stacks, OnlyTheHotStacksOfACacheStayDeep) {
   goro::run(
       [&] {
         run_deep_goroutines(low);
-        const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-        resident = 0;
-        for (char* p : low) {
-          unsigned char v = 0;
-          char* at = p - (reinterpret_cast<std::uintptr_t>(p) & (page - 1));
-          ASSERT_EQ(mincore(at, page, &v), 0);
-          resident += v & 1;
-        }
+        resident = resident_pages(low);
+        ASSERT_GE(resident, 0) << "mincore failed";
       },
       {.maxprocs = 1});
   std::printf("[ info ] %d of %d deep stacks still deep after exit (hot ones kept: %d)\n", resident,
               kN, goro::detail::P::kHotStacks);
   EXPECT_LE(resident, goro::detail::P::kHotStacks);
   EXPECT_GE(resident, 1);
-}
-
-// How many of the pages holding `bytes` (each goroutine's deepest dirtied
-// byte) are resident (mincore); -1 when mincore fails.
-template <std::size_t N>
-int resident_pages(const std::array<char*, N>& bytes) {
-  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  int n = 0;
-  for (char* p : bytes) {
-    unsigned char v = 0;
-    char* at = p - (reinterpret_cast<std::uintptr_t>(p) & (page - 1));
-    if (mincore(at, page, &v) != 0) return -1;
-    n += v & 1;
-  }
-  return n;
 }
 
 // An idle P's hot stacks (galloc.cpp "Idle Ps' hot stacks"): four
@@ -330,7 +332,6 @@ TEST(Stacks, ABusyProcessStillTrimsItsIdlePsHotStacks) {
   using goro::detail::P;
   constexpr int kN = 2 * P::kHotStacks;
   std::array<char*, kN> low{};
-  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   // The P the main goroutine runs on, after a yield: a goroutine flagged as
   // a hog runs on without one until its next scheduling point.
   auto my_p = [] {
@@ -356,10 +357,9 @@ TEST(Stacks, ABusyProcessStillTrimsItsIdlePsHotStacks) {
     int n = 0;
     for (char* b : low) {
       if (in_hot_stacks(busy, b)) continue;
-      unsigned char v = 0;
-      char* const at = b - (reinterpret_cast<std::uintptr_t>(b) & (page - 1));
-      if (mincore(at, page, &v) != 0) return -1;
-      n += v & 1;
+      const int r = page_resident(b);
+      if (r < 0) return -1;
+      n += r;
     }
     return n;
   };
