@@ -153,6 +153,23 @@ TEST(Clock, CoarseIsNeverMoreThanItsSlackBehind) {
   EXPECT_LE(worst, slack) << "the coarse clock fell " << worst << " ns behind; slack " << slack;
 }
 
+// Which clocksources the duration clock reads the counter under: "tsc"
+// always; "kvm-clock" only on an invariant counter that the kernel reads
+// in user space (a host that marks it stable); anything else never.
+TEST(Clock, TicksTrustTheCounterWhereTheKernelDoes) {
+  using goro::detail::ticks_on_tsc;
+  for (const bool inv : {false, true}) {
+    for (const bool vdso : {false, true}) {
+      EXPECT_TRUE(ticks_on_tsc("tsc", inv, vdso));
+      EXPECT_EQ(ticks_on_tsc("kvm-clock", inv, vdso), inv && vdso) << inv << vdso;
+      for (const char* other : {"hpet", "acpi_pm", "xen", "hyperv_clocksource_tsc_page", ""})
+        EXPECT_FALSE(ticks_on_tsc(other, inv, vdso)) << other;
+    }
+  }
+  EXPECT_FALSE(ticks_on_tsc("tsc2", true, true));
+  EXPECT_FALSE(ticks_on_tsc("kvm-clock2", true, true));
+}
+
 // The duration clock (goro/detail/ticks.hpp) against the precise one over
 // the same stretches: converted, a difference of ticks is the nanotime()
 // difference read around it to within a thousandth (the rate is measured

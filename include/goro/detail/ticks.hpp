@@ -8,7 +8,9 @@
 // costs the server. ticks() reads the CPU's time-stamp counter directly
 // (~10 ns) where the kernel itself keeps CLOCK_MONOTONIC with it (the
 // clocksource is "tsc": the kernel found the counter invariant and the same
-// on every CPU), and is nanotime() elsewhere. Only differences between two
+// on every CPU; or "kvm-clock" on a stable, invariant counter, as on the
+// PVM instances here, where a vDSO read costs ~30 ns in a loop and the
+// bare counter ~11), and is nanotime() elsewhere. Only differences between two
 // readings mean anything; ticks_to_ns() converts one, at the counter's rate
 // as measured against CLOCK_MONOTONIC once per process (over 10 ms or more
 // from start-up, to a part in 20,000). Deadlines and
@@ -17,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string_view>
 
 namespace goro::detail {
 
@@ -26,6 +29,14 @@ namespace goro::detail {
 extern std::atomic<int> g_ticks_source;
 
 std::int64_t ticks_slow() noexcept;
+
+// The rule that picks the source, apart from the machine it reads
+// (scheduler/ticks.cpp): the current clocksource's name, the CPU's
+// invariant-counter flag (CPUID 0x80000007 EDX bit 8), and whether
+// CLOCK_MONOTONIC is read in user space (the vDSO) rather than by a
+// system call.
+bool ticks_on_tsc(std::string_view clocksource, bool invariant_tsc,
+                  bool clock_read_in_user_space) noexcept;
 
 inline std::int64_t ticks() noexcept {
 #if defined(__x86_64__)
