@@ -77,8 +77,9 @@ bool invariant_tsc() noexcept {
 // Whether CLOCK_MONOTONIC is read in user space (the vDSO) rather than by
 // a system call: the fastest of 32 back-to-back pairs of reads under
 // 100 ns. A vDSO read takes 15-45 ns; a system call, 70 ns at the least
-// on bare metal and about 1 us on the PVM instances here. A preemption or
-// a slow machine makes it answer false, which is the safe side.
+// on bare metal and about 1 us on the PVM instances here. One preempted
+// pair does not move the fastest; a machine slow at all 32 answers false,
+// which is the safe side.
 bool clock_read_in_user_space() noexcept {
   std::int64_t best = INT64_MAX;
   for (int i = 0; i < 32; ++i) {
