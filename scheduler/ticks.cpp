@@ -2,6 +2,7 @@
 #include "goro/detail/ticks.hpp"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -75,22 +76,31 @@ bool invariant_tsc() noexcept {
 }
 
 // Whether CLOCK_MONOTONIC is read in user space (the vDSO) rather than by
-// a system call: the fastest of 32 back-to-back pairs of reads under
-// 100 ns. A vDSO read takes 15-45 ns; a system call, 70 ns at the least
-// on bare metal and about 1 us on the PVM instances here. One preempted
-// pair does not move the fastest; a machine slow at all 32 answers false,
-// which is the safe side.
+// a system call: the fastest of 32 back-to-back pairs of libc reads
+// against the fastest of 8 pairs of clock_gettime system calls. A vDSO
+// read takes 15-45 ns; a system call, from ~70 ns in a hardware-virtualised
+// guest without mitigations to ~1 us on the PVM instances here, and libc
+// makes one when the vDSO cannot serve the clock. So the libc read must be
+// under half the system call's. One preempted pair does not move either
+// fastest; a doubt answers false, which is the safe side.
 bool clock_read_in_user_space() noexcept {
-  std::int64_t best = INT64_MAX;
+  std::int64_t libc = INT64_MAX;
   for (int i = 0; i < 32; ++i) {
     const std::int64_t a = nanotime();
     const std::int64_t b = nanotime();
-    best = std::min(best, b - a);
+    libc = std::min(libc, b - a);
   }
-  return best < 100;
+  std::int64_t sys = INT64_MAX;
+  for (int i = 0; i < 8; ++i) {
+    timespec ta{}, tb{};
+    if (::syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ta) != 0) return false;
+    if (::syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &tb) != 0) return false;
+    sys = std::min(sys, (tb.tv_sec - ta.tv_sec) * 1'000'000'000 + (tb.tv_nsec - ta.tv_nsec));
+  }
+  return 2 * libc < sys;
 }
 
-bool kernel_uses_tsc() noexcept {
+bool counter_trusted() noexcept {
   char buf[32] = {};
   const std::string_view name = clocksource(buf);
   // The reads and the CPUID only where they decide something.
@@ -101,7 +111,7 @@ bool kernel_uses_tsc() noexcept {
 
 void decide() noexcept {
 #if defined(__x86_64__)
-  if (kernel_uses_tsc()) {
+  if (counter_trusted()) {
     g_origin = read_pair();
     g_ticks_source.store(1, std::memory_order_release);
     return;
@@ -149,14 +159,18 @@ std::atomic<double> g_ns_per_tick{0};
 // (it switches away, to "hpet" or the hypervisor's clock, when its
 // watchdog finds otherwise). Under KVM the clocksource is "kvm-clock",
 // the hypervisor's scaling of the same counter, and the guest reads it in
-// user space only when the host marks it stable (PVCLOCK_TSC_STABLE_BIT:
-// the counters of all vCPUs agree); else every read is a system call. A
-// kvm-clock guest whose CPU promises an invariant counter and whose clock
-// reads stay in user space has the counter "tsc" would give it.
-bool ticks_on_tsc(std::string_view clocksource, bool invariant_tsc,
-                  bool clock_read_in_user_space) noexcept {
-  if (clocksource == "tsc") return true;
-  return clocksource == "kvm-clock" && invariant_tsc && clock_read_in_user_space;
+// user space only while the host marks it stable (PVCLOCK_TSC_STABLE_BIT:
+// every vCPU's counter runs at one rate from one offset); else every read
+// is a system call. So a kvm-clock guest whose CPU reports an invariant
+// counter and whose clock reads stay in user space at start-up gets the
+// counter too. That is the host's word, as of start-up, not the guest's
+// own checks (such guests often boot with tsc=unstable): if the host later
+// clears the bit, or the guest is paused or moved to a host whose counter
+// runs at another rate, latencies measured across that are wrong. The
+// counter times latency only, never a deadline (ticks.hpp).
+bool ticks_on_tsc(std::string_view name, bool invariant, bool vdso) noexcept {
+  if (name == "tsc") return true;
+  return name == "kvm-clock" && invariant && vdso;
 }
 
 std::int64_t ticks_slow() noexcept {

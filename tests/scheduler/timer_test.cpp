@@ -1,6 +1,8 @@
 // Sleeping and timers: never early, in deadline order, and on a P whose
 // goroutines never run out of work.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -156,18 +158,59 @@ TEST(Clock, CoarseIsNeverMoreThanItsSlackBehind) {
 // Which clocksources the duration clock reads the counter under: "tsc"
 // always; "kvm-clock" only on an invariant counter that the kernel reads
 // in user space (a host that marks it stable); anything else never.
-TEST(Clock, TicksTrustTheCounterWhereTheKernelDoes) {
+TEST(Clock, TicksTakeTheCounterUnderTscOrAStableKvmClock) {
   using goro::detail::ticks_on_tsc;
-  for (const bool inv : {false, true}) {
+  for (const bool invariant : {false, true}) {
     for (const bool vdso : {false, true}) {
-      EXPECT_TRUE(ticks_on_tsc("tsc", inv, vdso));
-      EXPECT_EQ(ticks_on_tsc("kvm-clock", inv, vdso), inv && vdso) << inv << vdso;
+      EXPECT_TRUE(ticks_on_tsc("tsc", invariant, vdso));
+      EXPECT_EQ(ticks_on_tsc("kvm-clock", invariant, vdso), invariant && vdso) << invariant << vdso;
       for (const char* other : {"hpet", "acpi_pm", "xen", "hyperv_clocksource_tsc_page", ""})
-        EXPECT_FALSE(ticks_on_tsc(other, inv, vdso)) << other;
+        EXPECT_FALSE(ticks_on_tsc(other, invariant, vdso)) << other;
     }
   }
   EXPECT_FALSE(ticks_on_tsc("tsc2", true, true));
   EXPECT_FALSE(ticks_on_tsc("kvm-clock2", true, true));
+}
+
+// What the source must give whichever it is: a reading taken on one CPU
+// and one taken on another measure the nanotime() interval between them,
+// within the rate's thousandth and a microsecond. A counter that ran from
+// another offset on each CPU (what a stable kvm-clock rules out) fails
+// this in one direction or the other.
+TEST(Clock, TicksAgreeAcrossCpus) {
+  using goro::detail::nanotime;
+  using goro::detail::ticks;
+  using goro::detail::ticks_to_ns;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed";
+  const auto pin = [](int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+  };
+  for (int i = 0; i < 20; ++i) {
+    const int from = cpus[i % 2 == 0 ? 0 : 1], to = cpus[i % 2 == 0 ? 1 : 0];
+    pin(from);
+    const std::int64_t n0 = nanotime();
+    const std::int64_t t0 = ticks();
+    const std::int64_t n1 = nanotime();
+    pin(to);
+    const std::int64_t n2 = nanotime();
+    const std::int64_t t1 = ticks();
+    const std::int64_t n3 = nanotime();
+    ASSERT_EQ(sched_getcpu(), to);
+    const std::int64_t d = ticks_to_ns(t1 - t0);
+    const std::int64_t lo = n2 - n1, hi = n3 - n0;
+    EXPECT_GE(d, lo - lo / 1000 - 1000) << "cpu " << from << " -> " << to;
+    EXPECT_LE(d, hi + hi / 1000 + 1000) << "cpu " << from << " -> " << to;
+  }
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed), 0);
 }
 
 // The duration clock (goro/detail/ticks.hpp) against the precise one over

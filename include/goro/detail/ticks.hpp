@@ -31,12 +31,11 @@ extern std::atomic<int> g_ticks_source;
 std::int64_t ticks_slow() noexcept;
 
 // The rule that picks the source, apart from the machine it reads
-// (scheduler/ticks.cpp): the current clocksource's name, the CPU's
-// invariant-counter flag (CPUID 0x80000007 EDX bit 8), and whether
-// CLOCK_MONOTONIC is read in user space (the vDSO) rather than by a
-// system call.
-bool ticks_on_tsc(std::string_view clocksource, bool invariant_tsc,
-                  bool clock_read_in_user_space) noexcept;
+// (scheduler/ticks.cpp): the current clocksource's `name`, the CPU's
+// `invariant`-counter flag (CPUID 0x80000007 EDX bit 8), and whether
+// CLOCK_MONOTONIC is read in user space (`vdso`) rather than by a system
+// call.
+bool ticks_on_tsc(std::string_view name, bool invariant, bool vdso) noexcept;
 
 inline std::int64_t ticks() noexcept {
 #if defined(__x86_64__)
