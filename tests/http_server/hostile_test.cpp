@@ -194,7 +194,12 @@ TEST(Hostile, PipeliningFloodThatNeverReads) {
       "latency %.1f ms; open connections %.0f -> %.0f\n",
       sent, static_cast<double>(sent) / static_cast<double>(get("/plaintext").size()), rss_before,
       rss_during, ms.back(), open_before, open_now);
-  EXPECT_LT(ms[ms.size() * 99 / 100], 100.0) << "p99 of the other clients";
+  // Fifty samples: the 99th percentile would be the worst one, which one
+  // preemption of a busy machine's can push past 100 ms. A server that
+  // stalls behind the flood keeps the others waiting for the write timeout
+  // (2 s), which both bounds catch.
+  EXPECT_LT(ms[ms.size() * 9 / 10], 100.0) << "p90 of the other clients";
+  EXPECT_LT(ms.back(), 1000.0) << "the slowest of the other clients";
   EXPECT_LT(rss_during - rss_before, 16 * 1024) << "the flood is not queued in the server";
   // Both readings count the scrape's own connection.
   EXPECT_LE(open_now, open_before) << "the write timeout closed the flooded connection";

@@ -5,6 +5,7 @@
 // and counts.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -161,7 +162,14 @@ TEST(LogSink, FullQueueDropsAndCounts) {
           // then the queue fills at 10 lines and the rest are dropped.
           for (int i = 0; i < 8; ++i)
             sink->push(std::string(1023, 'a'));
-          goro::sleep_for(50ms);  // the writer takes that batch and blocks in write(2)
+          // The writer takes that batch and blocks in write(2) once the pipe
+          // is full; on a busy machine its M may get there late.
+          const auto limit = Clock::now() + 5s;
+          int queued = 0;
+          do {
+            goro::sleep_for(5ms);
+            if (::ioctl(p[0], FIONREAD, &queued) != 0) queued = 0;
+          } while (queued < 4096 && Clock::now() < limit);
           for (int i = 0; i < 100; ++i)
             sink->push("b");
           dropped.store(sink->dropped());

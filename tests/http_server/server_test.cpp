@@ -407,11 +407,15 @@ TEST(HttpServer, FirstRequestHeadDeadlineRunsFromAccept) {
   Client slow(s.port(), 10s);
   ASSERT_TRUE(slow.connected());
   std::this_thread::sleep_for(1000ms);
+  // The upper bound from the first byte, so that a sleep the OS stretched
+  // does not use up its margin: accept + 1.5 s comes ~0.5 s after it, first
+  // byte + 1.5 s (the bug) 1.5 s after it.
+  const auto sent_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(slow.send("GET /plaintext HTTP/1.1\r\n"));
   EXPECT_TRUE(slow.closed_by_peer());
-  const auto took = std::chrono::steady_clock::now() - start;
-  EXPECT_GE(took, 1400ms);
-  EXPECT_LT(took, 2300ms) << "accept + 1.5 s, not first byte + 1.5 s";
+  const auto closed_at = std::chrono::steady_clock::now();
+  EXPECT_GE(closed_at - start, 1400ms);
+  EXPECT_LT(closed_at - sent_at, 1400ms) << "accept + 1.5 s, not first byte + 1.5 s";
 }
 
 TEST(HttpServer, IdleTimeoutClosesKeepAlive) {
@@ -446,7 +450,9 @@ TEST(HttpServer, MaxConnectionsEvictsTheOldestIdleBeforeRefusing) {
   // b and c busy, nothing at rest: d is refused.
   ASSERT_TRUE(b.send(get("/sleep?ms=1500")));
   ASSERT_TRUE(c.send(get("/sleep?ms=1500")));
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(goro_test::eventually([] {
+    return goro_test::metric_in_process("goro_http_requests_in_flight") >= 2;
+  })) << "b's and c's requests in their handlers";
   Client d(s.port());
   auto r = d.read_response();
   EXPECT_EQ(r.status, 503);
@@ -470,6 +476,9 @@ TEST(HttpServer, MaxConnectionsEvictsASilentConnectionFirst) {
   Client silent(s.port());
   ASSERT_TRUE(silent.connected());
   std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(goro_test::eventually([] {
+    return goro_test::metric_in_process("goro_http_connections") >= 2;
+  })) << "the silent connection accepted";
   Client real(s.port());
   ASSERT_TRUE(real.send(get("/plaintext")));
   EXPECT_EQ(real.read_response().status, 200);
@@ -523,10 +532,12 @@ TEST(HttpServer, RequestOnAConnectionAcceptedBeforeShutdownIsServed) {
 // most, not for its whole header timeout.
 TEST(HttpServer, SilentNewConnectionHoldsTheDrainFiveSecondsAtMost) {
   TestServer s(test_routes(), {.read_header_timeout = 60s});
+  // From before the connect: the 5 s run from the accept, which a clock read
+  // after the sleep could follow by any delay of this thread's.
+  const auto start = std::chrono::steady_clock::now();
   Client silent(s.port(), 20s);
   ASSERT_TRUE(silent.connected());
   std::this_thread::sleep_for(100ms);
-  const auto start = std::chrono::steady_clock::now();
   s.stop(30s);
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_TRUE(silent.closed_by_peer());

@@ -650,7 +650,8 @@ TEST(NetDeadline, AwaitReadableThenReadGetsTheBytesPastTheDeadline) {
     EXPECT_EQ(std::string(buf, *n), "ping");
     ASSERT_TRUE(fd->read_would_park()) << "a short read drains the socket";
 
-    ASSERT_TRUE(c.set_read_deadline(200ms));
+    // 1 s: the writer below must get there first, on a busy machine too.
+    ASSERT_TRUE(c.set_read_deadline(1s));
     goro::WaitGroup wg;
     wg.add(1);
     goro::go([&] {
@@ -661,7 +662,7 @@ TEST(NetDeadline, AwaitReadableThenReadGetsTheBytesPastTheDeadline) {
     fd->await_readable();
     wg.wait();
     EXPECT_FALSE(fd->read_would_park());
-    goro::sleep_for(250ms);  // the deadline passes between the wait and the read
+    goro::sleep_for(1050ms);  // the deadline passes between the wait and the read
     n = c.read(std::span<char>(buf));
     ASSERT_TRUE(n) << n.error().message();
     EXPECT_EQ(std::string(buf, *n), "next");

@@ -157,9 +157,12 @@ TEST(Hog, SpinningGoroutinesDoNotStallSleepsOrEcho) {
 // used to be flagged at sysmon's first look, as if running since time 0.
 // The main goroutine spins 4 ms from the start of the runtime, 20 times:
 // none of it may be flagged. sysmon's clock and this one are the same wall
-// clock, so a round that took under 9 ms from the goroutine's start to its
-// reading of the stats cannot have been flagged rightly; a round the OS
-// stretched past that (a busy machine) proves nothing and is not counted. The builds with
+// clock, so a round that took under 9 ms from before goro::run to the
+// goroutine's reading of the stats cannot have been flagged rightly; a round
+// the OS stretched past that (a busy machine) proves nothing and is not
+// counted. The clock starts before goro::run, not in the goroutine: sysmon
+// may first look at P0 before the goroutine runs (a perturbed build hands it
+// to a new M, whose thread may start late), and times the P from there. The builds with
 // scheduling perturbation (asan, debug) hand a goroutine to another M through runnext, which is how
 // a P came to run one with its tick at 0: there this test failed within 10 rounds without the fix;
 // the release build rarely gets there.
@@ -172,17 +175,17 @@ TEST(Hog, NoGoroutineIsFlaggedBeforeItsPWasTimedForTenMs) {
   for (int round = 0; round < 20; ++round) {
     std::uint64_t flagged = 0;
     Clock::duration took{};
+    const auto before_run = Clock::now();
     goro::run(
         [&] {
-          const auto start = Clock::now();
-          const auto until = start + 4ms;
+          const auto until = Clock::now() + 4ms;
           unsigned long spin = 0;
           while (Clock::now() < until) {  // never enters goro
             ++spin;
             asm volatile("" : "+r"(spin));
           }
           flagged = goro::stats().preempt_requests;
-          took = Clock::now() - start;
+          took = Clock::now() - before_run;
         },
         {.maxprocs = 2});
     if (took >= 9ms) continue;

@@ -186,6 +186,16 @@ TEST(Cond, SignalAndBroadcast) {
       ready = 1;
     }
     cond.signal();
+    // The signalled waiter runs when an M gets to it, later on a busy machine:
+    // wait for it, up to 5 s (a lost signal still fails).
+    const auto limit = std::chrono::steady_clock::now() + 5s;
+    for (bool seen = false; !seen && std::chrono::steady_clock::now() < limit;) {
+      {
+        std::lock_guard<goro::Mutex> lock(mu);
+        seen = woken >= 1;
+      }
+      if (!seen) goro::sleep_for(1ms);
+    }
     goro::sleep_for(5ms);
     {
       std::lock_guard<goro::Mutex> lock(mu);
