@@ -27,6 +27,7 @@ using Clock = std::chrono::steady_clock;
 std::size_t thread_count() {
   std::size_t n = 0;
   if (DIR* d = ::opendir("/proc/self/task")) {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): this DIR is ours alone
     while (dirent* e = ::readdir(d))
       if (e->d_name[0] != '.') ++n;
     ::closedir(d);
