@@ -13,11 +13,7 @@ constexpr int kRead = 1;
 constexpr int kWrite = 2;
 
 std::int64_t to_nanotime(Clock::time_point t) {
-  if (t == Clock::time_point{}) return 0;
-  // steady_clock is CLOCK_MONOTONIC, the clock of detail::nanotime().
-  const std::int64_t ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-  return ns > 0 ? ns : 1;  // 1: long past, expires at once
+  return NetFd::deadline_at(t);
 }
 
 std::int64_t from_now(std::chrono::nanoseconds d) {

@@ -385,6 +385,16 @@ Result<void> NetFd::set_deadline(std::int64_t when, int mode) {
   return set_deadline_slow(when, mode);
 }
 
+Result<void> NetFd::set_deadline(std::int64_t when, int mode, const Ref& held) {
+  check_held(held);
+  // After close() errc::closed, as set_deadline's Ref would fail; `held`
+  // keeps the poll descriptor this NetFd's until it goes.
+  if ((state_.load(std::memory_order_relaxed) & kClosed) != 0) return errc::closed;
+  if (!detail::poll_deadline_unchanged(pd_, when, static_cast<PollMode>(mode)))
+    detail::poll_set_deadline(pd_, when, static_cast<PollMode>(mode));
+  return {};
+}
+
 Result<void> NetFd::set_deadline_slow(std::int64_t when, int mode) {
   Ref ref(this);
   if (!ref.ok()) return errc::closed;

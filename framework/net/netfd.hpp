@@ -143,6 +143,15 @@ class NetFd {
 
   // `when` in nanotime(), 0 clears; mode: 1 read, 2 write, 3 both.
   Result<void> set_deadline(std::int64_t when, int mode);
+  // A Conn deadline's nanotime() value (0 for none; a time before the
+  // clock's epoch is 1: long past).
+  static std::int64_t deadline_at(Clock::time_point t) noexcept {
+    if (t == Clock::time_point{}) return 0;
+    // steady_clock is CLOCK_MONOTONIC, the clock of detail::nanotime().
+    const std::int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+    return ns > 0 ? ns : 1;
+  }
 
   // See "Lifetime". Idempotent: a second close returns errc::closed.
   Result<void> close();
@@ -194,6 +203,10 @@ class NetFd {
   Result<std::size_t> read_if_ready(void* buf, std::size_t n, const Ref& held);
   Result<std::size_t> write_all(const void* buf, std::size_t n, const Ref& held);
   void await_readable(const Ref& held);
+  // set_deadline under `held`: a deadline that moved (a keep-alive
+  // request's write deadline on its grid, a rest's release moment) takes no
+  // reference of its own either.
+  Result<void> set_deadline(std::int64_t when, int mode, const Ref& held);
 
  private:
   NetFd(int fd, ::goro::detail::PollDesc* pd) : fd_(fd), pd_(pd) {}

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "framework/net/netfd.hpp"
+#include "goro/detail/park.hpp"
 #include "goro/goro.hpp"
 #include "goro/net.hpp"
 #include "goro/sync.hpp"
@@ -529,6 +530,15 @@ TEST(NetFdHeld, OperationsUnderAHeldRefSeeACloseAndKeepTheFdUntilItGoes) {
     n = s.read(std::span<char>(buf));
     ASSERT_TRUE(n);
     EXPECT_EQ(std::string(buf, *n), "pong");
+    // A deadline set under the hold bounds the next read (set, set again
+    // unchanged, moved earlier), and a cleared one no longer does.
+    const std::int64_t soon = goro::detail::nanotime() + 30'000'000;
+    ASSERT_TRUE(fd->set_deadline(soon + 1'000'000'000, 1, *hold));
+    ASSERT_TRUE(fd->set_deadline(soon + 1'000'000'000, 1, *hold));
+    ASSERT_TRUE(fd->set_deadline(soon, 1, *hold));
+    EXPECT_EQ(fd->read(buf, sizeof buf, *hold).error(), goro::errc::timeout);
+    EXPECT_GE(goro::detail::nanotime(), soon) << "timed out before its deadline";
+    ASSERT_TRUE(fd->set_deadline(0, 1, *hold));
     // Drained: the next read under the hold parks until the close.
     goro::Chan<int> closed(1);
     goro::go([&c, closed] {
@@ -540,6 +550,7 @@ TEST(NetFdHeld, OperationsUnderAHeldRefSeeACloseAndKeepTheFdUntilItGoes) {
     EXPECT_EQ(n.error(), goro::errc::closed);
     (void)closed.recv();
     EXPECT_EQ(fd->write_all("x", 1, *hold).error(), goro::errc::closed);
+    EXPECT_EQ(fd->set_deadline(0, 2, *hold).error(), goro::errc::closed);
     EXPECT_EQ(c.read(std::span<char>(buf)).error(), goro::errc::closed);
     // Closed, but held: the number is still this socket's.
     EXPECT_NE(::fcntl(sysfd, F_GETFD), -1) << "closed under a held Ref";

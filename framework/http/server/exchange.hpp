@@ -298,8 +298,13 @@ struct Exchange {
   Result<void> write_out();
   // Writes bufs (after `out`, which the caller put first when it has bytes).
   Result<std::size_t> writev(std::span<const iovec> bufs);
+  // A plain connection's serving goroutine sets them under its held Ref.
   void set_read_deadline(net::Clock::time_point t) {
-    if (conn) (void)conn->set_read_deadline(t);
+    if (hold != nullptr) {
+      (void)held_fd->set_deadline(net::NetFd::deadline_at(t), 1, *hold);
+    } else if (conn) {
+      (void)conn->set_read_deadline(t);
+    }
   }
   void set_read_deadline(std::chrono::nanoseconds from_now) {
     if (conn) (void)conn->set_read_deadline(from_now);
@@ -308,7 +313,11 @@ struct Exchange {
     if (conn) (void)conn->set_write_deadline(from_now);
   }
   void set_write_deadline(net::Clock::time_point t) {
-    if (conn) (void)conn->set_write_deadline(t);
+    if (hold != nullptr) {
+      (void)held_fd->set_deadline(net::NetFd::deadline_at(t), 2, *hold);
+    } else if (conn) {
+      (void)conn->set_write_deadline(t);
+    }
   }
   std::string remote_addr() const;
   // Reads more bytes into rbuf (flushing `out` first). 0: end of stream.
