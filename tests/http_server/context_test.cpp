@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <atomic>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "tests/http_server/test_util.hpp"
@@ -227,6 +231,68 @@ TEST(HttpContext, PipelinedInOneWriteAndByteByByte) {
   EXPECT_EQ(c.read_response().body, "waited");
   EXPECT_EQ(c.read_response().body, "Hello, World!");
   EXPECT_EQ(p.cancelled.load(), 0);
+}
+
+// The fast path's head stays in the connection's read buffer for its
+// request (exchange.hpp "The head in rbuf"): the views a handler took
+// (target, path, query, host, a field) must still read the same once the
+// watcher has read the next request into that buffer, both where it reads
+// on after the first (the buffer has room) and where the buffer is full
+// and the unread bytes move to a new one. A buffer reused from its start,
+// or compacted, would show the next request's bytes through them.
+TEST(HttpContext, AHandlersViewsOfItsHeadOutlastTheWatchersRead) {
+  std::atomic<int> started{0};
+  http::Router r;
+  r.handle("GET /probe/{id}", [&started](http::Request& req, http::ResponseWriter& w) {
+    const std::string_view views[] = {req.target(),          req.path(),
+                                      req.raw_query(),       req.host(),
+                                      req.header("X-Probe"), req.path_value("id")};
+    std::vector<std::string> copies(std::begin(views), std::end(views));
+    (void)req.context();  // the watcher reads what comes next into the buffer
+    started.fetch_add(1);
+    goro::sleep_for(150ms);
+    std::string changed;
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      if (views[i] != copies[i]) changed += fmt::format("[{}: {} -> {}]", i, copies[i], views[i]);
+    }
+    (void)w.write(changed.empty() ? "same" : changed);
+  });
+  r.handle("POST /echo", [](http::Request& req, http::ResponseWriter& w) {
+    auto body = req.body().read_all();
+    if (body) (void)w.write(*body);
+  });
+  TestServer s(std::move(r));
+  const auto probe = [](char c) {
+    const std::string id(12, c);
+    return fmt::format("GET /probe/{}?q={} HTTP/1.1\r\nHost: {}.test\r\nX-Probe: {}\r\n\r\n", id,
+                       id, id, id);
+  };
+  // The buffer has room: the watcher reads the next request after the first.
+  {
+    Client c(s.port());
+    ASSERT_TRUE(c.send(probe('a')));
+    for (int i = 0; i < 2000 && started.load() < 1; ++i)
+      std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(started.load(), 1);
+    std::this_thread::sleep_for(30ms);  // the watcher is in its read
+    ASSERT_TRUE(c.send(probe('b')));
+    EXPECT_EQ(c.read_response().body, "same");
+    EXPECT_EQ(c.read_response().body, "same");
+  }
+  // The first read fills the buffer: the head, then the start of a large
+  // request. The unread bytes move to a new buffer for the watcher's read,
+  // and the large request arrives whole.
+  {
+    std::string big(100000, 'x');
+    for (std::size_t i = 0; i < big.size(); ++i)
+      big[i] = static_cast<char>('a' + i % 26);
+    Client c(s.port());
+    ASSERT_TRUE(c.send(probe('c') + post("/echo", big)));
+    EXPECT_EQ(c.read_response().body, "same");
+    auto echoed = c.read_response();
+    EXPECT_EQ(echoed.status, 200);
+    EXPECT_TRUE(echoed.body == big) << echoed.body.size() << " bytes";
+  }
 }
 
 TEST(HttpContext, KeepAliveAfterWatchedRequestsWithoutHeaderTimeout) {

@@ -33,8 +33,9 @@ void HeaderList::free_storage(std::size_t keep_bytes) {
 
 HeaderField HeaderList::operator[](std::size_t i) const noexcept {
   const Entry& e = entries_[i];
-  std::string_view arena = arena_;
-  return {arena.substr(e.name_offset, e.name_size), arena.substr(e.value_offset, e.value_size)};
+  const char* const b = base();
+  return {std::string_view(b + e.name_offset, e.name_size),
+          std::string_view(b + e.value_offset, e.value_size)};
 }
 
 std::optional<std::string_view> HeaderList::get(std::string_view name) const noexcept {

@@ -65,6 +65,16 @@ class HeaderList {
   std::string_view bytes() const noexcept { return arena_; }
   // Forgets the fields, keeping bytes() as they are.
   void clear_fields() noexcept { entries_.clear(); }
+  // # Borrowed bytes
+  // The fields may instead be recorded where they lie in bytes the list
+  // does not own (the request parser's head, taken where the caller's
+  // input holds it): after borrow(base), `base` stands where the arena's
+  // start would, and the caller keeps those bytes in place and unchanged
+  // until clear() (parser.hpp RequestParser::borrow_input).
+  void borrow(const char* base) noexcept { base_ = base; }
+  bool borrowed() const noexcept { return base_ != nullptr; }
+  // The bytes the offsets count from: the borrowed ones, else the arena.
+  const char* base() const noexcept { return base_ != nullptr ? base_ : arena_.data(); }
   // Records a field without copying it: `name` and `value` lie as far from
   // `base` as the field's bytes do from the arena's start. `base` is
   // bytes().data(), or the start of bytes the arena is to hold a copy of
@@ -79,6 +89,7 @@ class HeaderList {
   void clear() noexcept {
     arena_.clear();
     entries_.clear();
+    base_ = nullptr;
   }
   // clear(), and frees the storage if it grew past `keep_bytes` (a request
   // with a huge head must not pin its buffers to an idle connection).
@@ -119,6 +130,7 @@ class HeaderList {
 
   std::string arena_;
   std::vector<Entry> entries_;
+  const char* base_ = nullptr;  // borrowed bytes, or null: the arena's
 };
 
 }  // namespace goro::http::detail

@@ -58,7 +58,11 @@
 //
 // It runs where the head lies: on the caller's input when a head starts it
 // (the usual case: a client's head arrives whole), and copies only the
-// head it took or refused to section(), moving the head's views there.
+// head it took or refused to section(), moving the head's views there. A
+// caller that keeps its input in place for the request
+// (RequestParser::borrow_input: the HTTP server's read buffer) saves that
+// copy too: a head it takes stays in the input, the header list counting
+// from there (HeaderList "Borrowed bytes").
 // When the input ends before the head does, or a rule refuses a line
 // before the rest was seen (the scanner's verdict on a later line comes
 // first), it leaves the head to the scanner and runs again on the section
@@ -323,7 +327,13 @@ struct RequestParser::State {
     // body, no upgrade.
     head_bytes = static_cast<std::size_t>(p - begin);
     std::optional<ParseError> err = finish_head(head, tally, LlhttpVerdict{}, limits);
-    if (!scanned) take_section(text);
+    if (!scanned) {
+      if (borrow && !err) {
+        head.headers.borrow(begin);  // where add_in_place counted from
+      } else {
+        take_section(text);
+      }
+    }
     if (err) {
       error = *err;
       return Fast::kRefused;
@@ -713,6 +723,9 @@ struct RequestParser::State {
   bool fast_head_declined = false;
   // The bytes of the head fast_head() took or refused.
   std::size_t head_bytes = 0;
+  // RequestParser::borrow_input: a head fast_head() takes from the input
+  // stays there (head.headers.borrowed()), head_bytes of it.
+  bool borrow = false;
   // The head's llhttp run also ended the message (no body): the parse()
   // after kHead reports kMessageEnd without running llhttp.
   bool ended_with_head = false;
@@ -746,9 +759,30 @@ bool RequestParser::head_took_fast_path() const noexcept {
 std::string_view RequestParser::raw_request_line() const noexcept {
   const State& s = *state_;
   if (s.head_is_stale) return {};
-  std::string_view line = s.head.headers.bytes();
+  std::string_view line = s.head.headers.borrowed()
+                              ? std::string_view(s.head.headers.base(), s.head_bytes)
+                              : s.head.headers.bytes();
   line = line.substr(0, std::min(line.find_first_of("\r\n"), std::size_t{1024}));
   return line;
+}
+
+void RequestParser::borrow_input(bool on) noexcept {
+  state_->borrow = on;
+}
+
+bool RequestParser::head_borrowed() const noexcept {
+  return state_->head.headers.borrowed();
+}
+
+void RequestParser::end_borrow() noexcept {
+  State& s = *state_;
+  if (!s.head.headers.borrowed()) return;
+  // No view into the caller's bytes is left behind: the next message (or
+  // release_buffers, or reset) begins from this empty head as from any.
+  s.head.headers.clear();
+  s.head.target = {};
+  s.head.host = {};
+  s.head.expect_value = {};
 }
 
 bool RequestParser::is_idle() const noexcept {

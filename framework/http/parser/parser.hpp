@@ -141,6 +141,22 @@ class RequestParser {
   // Forgets everything, for a new connection (keeps buffer capacity).
   void reset();
 
+  // # Borrowed input
+  // A head the fast path takes from the start of parse()'s input is copied
+  // into the parser (its section), so the caller may reuse its buffer at
+  // once. With borrow_input(true) it stays where it lies instead, and the
+  // head's views (and those the caller derives from them) point into the
+  // input: the caller promises to leave those bytes in place and unchanged
+  // until it calls end_borrow() (or the next message begins, or reset()).
+  // head_borrowed() says whether the current head is such a one. A head
+  // the scanner assembled, a refused one and any other message's bytes
+  // are the parser's own as before.
+  void borrow_input(bool on) noexcept;
+  bool head_borrowed() const noexcept;
+  // The caller is done with the borrowed head (its request is over): the
+  // parser forgets where it lies. Its views are not to be read again.
+  void end_borrow() noexcept;
+
   // Between messages (is_idle()): frees each buffer that grew past
   // `keep_bytes` (the head section, the trailer section, the header lists);
   // a no-op mid-message. The last message's head() and trailers() are gone

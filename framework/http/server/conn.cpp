@@ -766,6 +766,12 @@ void Exchange::release_buffers() {
 
 void Exchange::reset_request() {
   head = nullptr;
+  if (parser.head_borrowed()) {
+    parser.end_borrow();
+    // Moved off while the head was borrowed: the head's buffer goes (rbuf
+    // holds the bytes since, release_buffers shrinks it at the rest).
+    if (!head_rbuf.empty()) std::vector<char>().swap(head_rbuf);
+  }
   path = query = {};
   is_head_method = false;
   id.clear();
@@ -808,6 +814,18 @@ Result<void> Exchange::write_out() {
 
 void Exchange::reserve_tail() {
   GORO_CHECK(!bg.active, "http: rbuf moved while the background read owns it");
+  if (parser.head_borrowed() && head_rbuf.empty()) [[unlikely]] {
+    // The head lies in rbuf[0, rpos): read on after rend, or move the
+    // unread bytes to a new buffer and keep this one until reset_request.
+    if (rbuf.size() - rend >= kMinRead) return;
+    std::vector<char> fresh(std::max(kInitialReadBuffer, rend - rpos + kMinRead));
+    std::memcpy(fresh.data(), rbuf.data() + rpos, rend - rpos);
+    head_rbuf.swap(rbuf);
+    rbuf.swap(fresh);
+    rend -= rpos;
+    rpos = 0;
+    return;
+  }
   if (rpos == rend) {
     rpos = rend = 0;
   } else if (rpos > 0 && rbuf.size() - rend < kMinRead) {

@@ -175,7 +175,9 @@ struct Exchange {
         conn(&entry->conn),
         server_generation(server->generation),
         parser(server->limits),
-        slots(this) {}
+        slots(this) {
+    parser.borrow_input(true);  // see reserve_tail
+  }
   // In-process (goro/http/test.hpp): no connection; the request's bytes are
   // put in rbuf up front (a read past them is the end of the stream) and
   // every byte for the socket is appended to *recording.
@@ -186,7 +188,9 @@ struct Exchange {
         recording(recording),
         server_generation(server->generation),
         parser(server->limits),
-        slots(this) {}
+        slots(this) {
+    parser.borrow_input(true);
+  }
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;
 
@@ -222,6 +226,16 @@ struct Exchange {
   std::vector<char> rbuf;
   std::size_t rpos = 0;
   std::size_t rend = 0;
+  // # The head in rbuf
+  // A head the parser's fast path takes stays where it was read
+  // (RequestParser::borrow_input), and the request's views (its target,
+  // fields, path and query, the handler's own) point into rbuf. So until
+  // reset_request() ends the borrow, no byte of rbuf before rend is moved
+  // or overwritten: reserve_tail() reads on after rend, and when the tail
+  // is too short moves the unread bytes to a new buffer and keeps this one,
+  // with the head, in head_rbuf (a background or body read during such a
+  // request; the usual one reads nothing until it is over).
+  std::vector<char> head_rbuf;
   std::string out;
   MatchResult match;  // the router's, reused across requests
   bool peer_eof = false;
@@ -328,6 +342,7 @@ struct Exchange {
   Result<std::size_t> read_more(bool may_park = true);
   // Makes at least kMinRead bytes free after rend (compacting or growing
   // rbuf): only when no view into rbuf[rpos, rend) is live and !bg.active.
+  // A borrowed head stays where it is ("The head in rbuf").
   void reserve_tail();
   // At rest between requests: every buffer a big request or response grew
   // goes back to its initial size (rbuf to 8 KiB, the parser's head and
