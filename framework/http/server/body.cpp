@@ -31,8 +31,9 @@ bool next_body_chunk(Exchange& x) {
       case ParseEvent::kMessageEnd:
         x.body_state = BodyState::kDone;
         // A handler that asked for its context before reading the body
-        // starts watching for the client's departure now.
-        detail::maybe_start_background_read(x);
+        // starts watching for the client's departure now (the check for a
+        // context inline: nearly every request has none).
+        if (x.ctx) detail::maybe_start_background_read(x);
         return false;
       case ParseEvent::kError: {
         const int status = x.parser.error().status;
