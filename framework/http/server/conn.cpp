@@ -815,7 +815,7 @@ Result<void> Exchange::write_out() {
 void Exchange::reserve_tail() {
   GORO_CHECK(!bg.active, "http: rbuf moved while the background read owns it");
   if (parser.head_borrowed() && head_rbuf.empty()) [[unlikely]] {
-    // The head lies in rbuf[0, rpos): read on after rend, or move the
+    // The head lies in rbuf before rpos: read on after rend, or move the
     // unread bytes to a new buffer and keep this one until reset_request.
     if (rbuf.size() - rend >= kMinRead) return;
     std::vector<char> fresh(std::max(kInitialReadBuffer, rend - rpos + kMinRead));
