@@ -12,10 +12,6 @@ namespace {
 constexpr int kRead = 1;
 constexpr int kWrite = 2;
 
-std::int64_t to_nanotime(Clock::time_point t) {
-  return NetFd::deadline_at(t);
-}
-
 std::int64_t from_now(std::chrono::nanoseconds d) {
   const std::int64_t now = detail::nanotime();
   if (d.count() <= 0) return now > 1 ? now - 1 : 1;
@@ -81,15 +77,15 @@ Result<void> Conn::close_write() {
 
 Result<void> Conn::set_deadline(Clock::time_point t) {
   if (!fd_) return errc::closed;
-  return fd_->set_deadline(to_nanotime(t), kRead | kWrite);
+  return fd_->set_deadline(NetFd::deadline_at(t), kRead | kWrite);
 }
 Result<void> Conn::set_read_deadline(Clock::time_point t) {
   if (!fd_) return errc::closed;
-  return fd_->set_deadline(to_nanotime(t), kRead);
+  return fd_->set_deadline(NetFd::deadline_at(t), kRead);
 }
 Result<void> Conn::set_write_deadline(Clock::time_point t) {
   if (!fd_) return errc::closed;
-  return fd_->set_deadline(to_nanotime(t), kWrite);
+  return fd_->set_deadline(NetFd::deadline_at(t), kWrite);
 }
 Result<void> Conn::set_deadline(std::chrono::nanoseconds d) {
   if (!fd_) return errc::closed;

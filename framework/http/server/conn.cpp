@@ -250,7 +250,7 @@ Exchange* take_exchange(ServerState& s, ConnEntry& e) noexcept {
 // oldest goes (another server's, say, that nobody will take again).
 void give_back_exchange(Exchange* x) noexcept {
   GORO_CHECK(x->rpos == x->rend && x->out.empty() && x->parser.is_idle() && !x->bg.active &&
-                 x->head == nullptr,
+                 x->head == nullptr && !x->parser.head_borrowed() && x->head_rbuf.empty(),
              "http: an Exchange given back while not at rest");
   x->held_fd = nullptr;  // the goroutine's Ref, not the Exchange's
   x->hold = nullptr;
