@@ -505,6 +505,12 @@ TEST(IdleRelease, StressReleasedWhenDrainedUnderFourPs) {
 // it, the next accept may reuse the descriptor: "netpoll: double wait").
 // The server lives on and serves. A fault site holds the window open for
 // 3 ms; the next connections arrive inside it.
+//
+// c's answer is 200, or 503 when a was not yet at rest when b and c came:
+// a goes idle after its response is written, so a slow machine (a sanitizer
+// build beside busy loops) can keep it active past the sleep below, and
+// then every connection is in a request and the cap refuses (CI saw 1 in
+// 150). Both are correct; a connection closed without an answer is not.
 TEST(IdleRelease, EvictionRacingTheReleaseIsSafe) {
   using goro::detail::FaultSite;
   TestServer s(routes(), {.idle_release_after = 3ms, .max_connections = 1});
@@ -512,6 +518,7 @@ TEST(IdleRelease, EvictionRacingTheReleaseIsSafe) {
   const std::uint64_t taken0 = goro::detail::faults_taken(FaultSite::kParkWindow);
   std::mt19937 rng(7);
   int served = 0;
+  int refused = 0;
   constexpr int kRounds = 150;
   for (int i = 0; i < kRounds; ++i) {
     // At a cap of 1, a is refused (503) while the last round's c is still
@@ -529,10 +536,19 @@ TEST(IdleRelease, EvictionRacingTheReleaseIsSafe) {
     // would be handed a's recycled poll descriptor.
     Client b(s.port());
     Client c(s.port());
-    if (c.send(get("/plaintext")) && c.read_response().status == 200) ++served;
+    const int status = c.send(get("/plaintext")) ? c.read_response().status : 0;
+    if (status == 200) {
+      ++served;
+    } else if (status == 503) {
+      ++refused;
+    } else {
+      ADD_FAILURE() << "round " << i << ": c answered " << status;
+    }
   }
   goro::detail::arm_fault(FaultSite::kParkWindow, 0, 0);
-  EXPECT_EQ(served, kRounds);
+  EXPECT_EQ(served + refused, kRounds);
+  // Refusals are the slow machine's exception: most rounds race the window.
+  EXPECT_GE(served, kRounds / 2) << "refused: " << refused;
   EXPECT_GT(goro::detail::faults_taken(FaultSite::kParkWindow), taken0);
 }
 
