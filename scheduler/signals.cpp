@@ -41,8 +41,8 @@
 // must say where), the default is restored and the fault happens again when
 // the handler returns (a signal sent with kill or raise is sent again), so a
 // real crash still dumps core where it happened. Everything here is
-// async-signal-safe: no allocation, no stdio, one write(2) per piece of the
-// message.
+// async-signal-safe: no allocation, no stdio, one write(2) per message
+// (`Report`), so a line another thread logs meanwhile never splits it.
 //
 // ## The signal thread
 // A process-directed signal (kill, Ctrl-C) goes to any thread that does not
@@ -79,6 +79,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -149,26 +150,54 @@ void signal_thread_main(sigset_t take) {
 #endif
 }
 
-void put(const char* s, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(STDERR_FILENO, s, n);
-    if (w <= 0) return;
-    s += w;
-    n -= static_cast<std::size_t>(w);
+// A fatal report, built on the signal stack and written with one
+// write(2): another thread's log line (sysmon's "running without a
+// scheduling point", which a deep recursion earns just before it overflows)
+// then lands before or after it, never inside it. A write to a pipe of at
+// most PIPE_BUF bytes is atomic, and so is one to a regular file (its
+// position is locked for the call). A line longer than the buffer is
+// written in pieces.
+class Report {
+ public:
+  Report& operator<<(const char* s) { return add(s, std::strlen(s)); }
+  Report& operator<<(std::uint64_t v) {
+    char buf[24];
+    char* p = buf + sizeof buf;
+    do {
+      *--p = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    return add(p, static_cast<std::size_t>(buf + sizeof buf - p));
   }
-}
-void put(const char* s) {
-  put(s, std::strlen(s));
-}
-void put(std::uint64_t v) {
-  char buf[24];
-  char* p = buf + sizeof buf;
-  do {
-    *--p = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  put(p, static_cast<std::size_t>(buf + sizeof buf - p));
-}
+  // Writes what is buffered; the Report may be used again.
+  void flush() {
+    const char* s = buf_;
+    std::size_t n = len_;
+    while (n > 0) {
+      const ssize_t w = ::write(STDERR_FILENO, s, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;
+      s += w;
+      n -= static_cast<std::size_t>(w);
+    }
+    len_ = 0;
+  }
+
+ private:
+  Report& add(const char* s, std::size_t n) {
+    while (n > 0) {
+      if (len_ == sizeof buf_) flush();
+      const std::size_t k = std::min(n, sizeof buf_ - len_);
+      std::memcpy(buf_ + len_, s, k);
+      len_ += k;
+      s += k;
+      n -= k;
+    }
+    return *this;
+  }
+  char buf_[1024];
+  std::size_t len_ = 0;
+};
 
 std::uintptr_t fault_sp(void* uctx) {
   const auto* uc = static_cast<const ucontext_t*>(uctx);
@@ -200,19 +229,18 @@ const struct sigaction& old_action(int sig) {
 // called once at install, so its unwinder is loaded and it does not
 // allocate here; backtrace_symbols_fd writes without allocating.
 void report_fatal_signal(int sig, const G* g) {
-  put("goro: fatal signal ");
-  put(static_cast<std::uint64_t>(sig));
-  put(sig == SIGABRT ? " (SIGABRT)" : sig == SIGSEGV ? " (SIGSEGV)" : " (SIGBUS)");
+  Report line;
+  line << "goro: fatal signal " << static_cast<std::uint64_t>(sig)
+       << (sig == SIGABRT   ? " (SIGABRT)"
+           : sig == SIGSEGV ? " (SIGSEGV)"
+                            : " (SIGBUS)");
   if (g != nullptr) {
     const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
-    put(" in goroutine ");
-    put(g->id.load(std::memory_order_relaxed));
-    put(", spawned at ");
-    put(at.file_name());
-    put(":");
-    put(at.line());
+    line << " in goroutine " << g->id.load(std::memory_order_relaxed) << ", spawned at "
+         << at.file_name() << ":" << std::uint64_t{at.line()};
   }
-  put("\n");
+  line << "\n";
+  line.flush();
   void* frames[64];
   const int n = backtrace(frames, 64);
   backtrace_symbols_fd(frames, n, STDERR_FILENO);
@@ -258,16 +286,13 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
 
 void report_stack_overflow(const G* g) noexcept {
   const std::source_location at = g->spawned_at.load(std::memory_order_relaxed);
-  put("goro: fatal error: goroutine ");
-  put(g->id.load(std::memory_order_relaxed));
-  put(": stack overflow (");
-  put(g->stack.size / 1024);
-  put(" KiB), spawned at ");
-  put(at.file_name());
-  put(":");
-  put(at.line());
-  put("\ngoro: give it a larger stack: goro::SpawnOptions::stack_size, or for every goroutine "
-      "goro::Options::stack_size or GORO_STACK_SIZE\n");
+  Report line;
+  line << "goro: fatal error: goroutine " << g->id.load(std::memory_order_relaxed)
+       << ": stack overflow (" << std::uint64_t{g->stack.size / 1024} << " KiB), spawned at "
+       << at.file_name() << ":" << std::uint64_t{at.line()}
+       << "\ngoro: give it a larger stack: goro::SpawnOptions::stack_size, or for every "
+          "goroutine goro::Options::stack_size or GORO_STACK_SIZE\n";
+  line.flush();
   _exit(2);
 }
 

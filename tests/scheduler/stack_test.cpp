@@ -657,6 +657,50 @@ TEST(StacksDeathTest, OverflowIsReportedAndExitsTwo) {
               "goroutine [0-9]+: stack overflow \\(512 KiB\\), spawned at .*stack_test.cpp:[0-9]+");
 }
 
+// The report is one write(2) (signals.cpp "Fatal faults"): a line another
+// thread logs while the goroutine overflows lands before or after it, never
+// inside it. CI once saw sysmon's "running without a scheduling point" (a
+// deep recursion on a loaded machine earns it) split the report written in
+// pieces, so the regex above missed. Here a thread logs without pause from
+// just before the recursion; with the report in ten writes, its lines fell
+// inside it.
+void overflow_beside_a_logging_thread() {
+  // Static: the detached logger may outlive this frame if the overflow
+  // never came.
+  static std::atomic<bool> go{false};
+  static std::atomic<int> logged{0};
+  std::thread logger([] {
+    while (!go.load())
+      std::this_thread::yield();
+    for (int i = 0; i < 200000; ++i) {
+      (void)!::write(STDERR_FILENO, "log\n", 4);
+      logged.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  logger.detach();  // _exit(2) ends it
+  goro::run(
+      [] {
+        goro::go([] {
+          go.store(true);
+          while (logged.load(std::memory_order_relaxed) < 100)  // the logger is writing
+            std::this_thread::yield();
+          recurse(1000);
+        });
+        goro::sleep_for(std::chrono::seconds(1));
+      },
+      {.maxprocs = 2});
+}
+
+TEST(StacksDeathTest, OverflowReportIsWholeBesideAnotherThreadsLog) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // Ten children: one caught the report in pieces split about one time in
+  // three.
+  for (int run = 0; run < 10; ++run)
+    EXPECT_EXIT(overflow_beside_a_logging_thread(), ::testing::ExitedWithCode(2),
+                "goro: fatal error: goroutine [0-9]+: stack overflow \\(512 KiB\\), spawned at "
+                "[^\n]*stack_test.cpp:[0-9]+\ngoro: give it a larger stack");
+}
+
 // The same for a stack given by SpawnOptions (its own mapping).
 TEST(StacksDeathTest, OverflowOfASpawnOptionsStackIsReported) {
 #if defined(GORO_TSAN)
