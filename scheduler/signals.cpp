@@ -150,13 +150,14 @@ void signal_thread_main(sigset_t take) {
 #endif
 }
 
-// A fatal report, built on the signal stack and written with one
-// write(2): another thread's log line (sysmon's "running without a
-// scheduling point", which a deep recursion earns just before it overflows)
-// then lands before or after it, never inside it. A write to a pipe of at
-// most PIPE_BUF bytes is atomic, and so is one to a regular file (its
-// position is locked for the call). A line longer than the buffer is
-// written in pieces.
+// A fatal report, built on the stack it runs on (the M's signal stack, or
+// the goroutine's own when switch_away finds its canary smashed: so a small
+// buffer) and written with one write(2): another thread's log line
+// (sysmon's "running without a scheduling point", which a deep recursion
+// earns just before it overflows) then lands before or after it, never
+// inside it. A write to a pipe of at most PIPE_BUF bytes is atomic, and so
+// is one to a regular file (its position is locked for the call). A report
+// longer than the buffer (a very long file name) goes out in pieces.
 class Report {
  public:
   Report& operator<<(const char* s) { return add(s, std::strlen(s)); }
@@ -195,7 +196,7 @@ class Report {
     }
     return *this;
   }
-  char buf_[1024];
+  char buf_[512];
   std::size_t len_ = 0;
 };
 

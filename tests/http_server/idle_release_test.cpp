@@ -516,6 +516,7 @@ TEST(IdleRelease, EvictionRacingTheReleaseIsSafe) {
   TestServer s(routes(), {.idle_release_after = 3ms, .max_connections = 1});
   goro::detail::arm_fault(FaultSite::kParkWindow, 1000000, 3000);
   const std::uint64_t taken0 = goro::detail::faults_taken(FaultSite::kParkWindow);
+  const double evicted0 = goro_test::metric_in_process("goro_http_connections_evicted_total");
   std::mt19937 rng(7);
   int served = 0;
   int refused = 0;
@@ -549,6 +550,10 @@ TEST(IdleRelease, EvictionRacingTheReleaseIsSafe) {
   EXPECT_EQ(served + refused, kRounds);
   // Refusals are the slow machine's exception: most rounds race the window.
   EXPECT_GE(served, kRounds / 2) << "refused: " << refused;
+  // Each served round admitted c by an eviction (of a, or of b, which had
+  // evicted a): the path the rounds are about, seen in the metric.
+  EXPECT_GE(goro_test::metric_in_process("goro_http_connections_evicted_total") - evicted0,
+            kRounds / 2.0);
   EXPECT_GT(goro::detail::faults_taken(FaultSite::kParkWindow), taken0);
 }
 

@@ -672,7 +672,7 @@ void overflow_beside_a_logging_thread() {
   std::thread logger([] {
     while (!go.load())
       std::this_thread::yield();
-    for (int i = 0; i < 200000; ++i) {
+    for (int i = 0; i < 20000; ++i) {
       (void)!::write(STDERR_FILENO, "log\n", 4);
       logged.fetch_add(1, std::memory_order_relaxed);
     }
@@ -688,7 +688,7 @@ void overflow_beside_a_logging_thread() {
         });
         goro::sleep_for(std::chrono::seconds(1));
       },
-      {.maxprocs = 2});
+      {.maxprocs = 1});
 }
 
 TEST(StacksDeathTest, OverflowReportIsWholeBesideAnotherThreadsLog) {
