@@ -15,6 +15,7 @@
 
 #include "goro/detail/park.hpp"
 #include "goro/goro.hpp"
+#include "tests/scheduler/await_fault.hpp"
 #include "tests/scheduler/gate.hpp"
 
 using namespace std::chrono_literals;
@@ -160,7 +161,7 @@ TEST(RuntimeDeathTest, EscapingExceptionPanicsWithGoroutineId) {
   EXPECT_EXIT(goro::run(
                   [] {
                     goro::go([] { throw std::runtime_error("handler exploded"); });
-                    goro::sleep_for(1s);
+                    goro::test::await_the_fault();
                   },
                   {.maxprocs = 2}),
               ::testing::ExitedWithCode(2), "panic: handler exploded(.|\n)*goroutine [0-9]+");

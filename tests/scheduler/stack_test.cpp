@@ -18,6 +18,7 @@
 #include "goro/goro.hpp"
 #include "scheduler/sched.hpp"
 #include "scheduler/stack.hpp"
+#include "tests/scheduler/await_fault.hpp"
 #include "tests/scheduler/gate.hpp"
 
 namespace {
@@ -81,17 +82,6 @@ __attribute__((noinline)) void dive(const char* stop) {
     c = 0x5a;  // touch every byte, as real frames do
   if (const_cast<const char*>(&frame[0]) > stop) dive(stop);
   frame[1] = frame[0];
-}
-
-// The main goroutine of a death test whose child is to die of a fault in
-// another goroutine. It must not return first: a returning main stops the
-// runtime, and then a goroutine not yet run is abandoned (the child exits
-// 0), or the fault comes during teardown, with Ms finished and not yet
-// joined, which TSan's exit checks report as a thread leak (status 66).
-// That happened with a one-second wait under TSan beside busy loops, where
-// the recursion beside a logging thread took longer than a second.
-void await_the_fault() {
-  goro::sleep_for(std::chrono::seconds(60));
 }
 
 int recurse(int depth) {
@@ -661,7 +651,7 @@ TEST(StacksDeathTest, OverflowIsReportedAndExitsTwo) {
   EXPECT_EXIT(goro::run(
                   [] {
                     goro::go([] { recurse(1000); });  // 1 MiB of frames
-                    await_the_fault();
+                    goro::test::await_the_fault();
                   },
                   {.maxprocs = 1}),
               ::testing::ExitedWithCode(2),
@@ -697,7 +687,7 @@ void overflow_beside_a_logging_thread() {
             std::this_thread::yield();
           recurse(1000);
         });
-        await_the_fault();
+        goro::test::await_the_fault();
       },
       {.maxprocs = 1});
 }
@@ -718,7 +708,7 @@ TEST(StacksDeathTest, OverflowOfASpawnOptionsStackIsReported) {
   EXPECT_EXIT(goro::run(
                   [] {
                     goro::go(goro::SpawnOptions{.stack_size = 128 * 1024}, [] { recurse(200); });
-                    await_the_fault();
+                    goro::test::await_the_fault();
                   },
                   {.maxprocs = 2}),
               ::testing::ExitedWithCode(2), "stack overflow \\(128 KiB\\)");
@@ -736,7 +726,7 @@ TEST(StacksDeathTest, OtherFaultsKeepTheirDefaultAction) {
   EXPECT_EXIT(goro::run(
                   [] {
                     goro::go([] { *static_cast<volatile int*>(nullptr) = 1; });
-                    await_the_fault();
+                    goro::test::await_the_fault();
                   },
                   {.maxprocs = 1}),
               ::testing::KilledBySignal(SIGSEGV),
@@ -751,7 +741,7 @@ TEST(StacksDeathTest, AbortIsReportedAndKeepsItsDefaultAction) {
   EXPECT_EXIT(goro::run(
                   [] {
                     goro::go([] { std::abort(); });
-                    await_the_fault();
+                    goro::test::await_the_fault();
                   },
                   {.maxprocs = 1}),
               ::testing::KilledBySignal(SIGABRT),
@@ -778,7 +768,7 @@ TEST(StacksDeathTest, CanaryCatchesOverflowWithoutGuards) {
                 dive(reinterpret_cast<const char*>(here - 65 * 1024));
                 goro::yield();
               });
-              await_the_fault();
+              goro::test::await_the_fault();
             },
             {.maxprocs = 1, .stack_size = 64 * 1024});
       },
